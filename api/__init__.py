@@ -1,0 +1,1 @@
+"""MedLitBot's REST API: thin DRF views over the same services and selectors the pages use."""

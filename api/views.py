@@ -1,0 +1,235 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api import serializers as s
+from classification import ml_models, services
+from classification.models import MLModel, TrainingJob
+from classification.views.jobs import PROGRESS_FIELDS, progress_payload
+from dataset_management import selectors as dataset_selectors
+from dataset_management import services as dataset_services
+from dataset_management.models import Dataset
+from dataset_management.readers import DatasetFileError
+
+# --- Datasets ------------------------------------------------------------------------------------
+
+
+class DatasetListCreateApi(generics.ListAPIView):
+    """Your datasets, newest first; POST a file (multipart) to import one."""
+
+    serializer_class = s.DatasetOutputSerializer
+    parser_classes = [MultiPartParser, FormParser]
+
+    def get_queryset(self):
+        return Dataset.objects.filter(owner=self.request.user).defer("report")
+
+    @extend_schema(request=s.DatasetUploadSerializer, responses={201: s.DatasetDetailSerializer})
+    def post(self, request: Request) -> Response:
+        data = s.DatasetUploadSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        uploaded = data.validated_data["file"]
+        if uploaded.size > settings.MAX_UPLOAD_SIZE:
+            raise ValidationError({"file": [
+                f"The file is {uploaded.size / 1048576:.1f} MB; the limit is "
+                f"{settings.MAX_UPLOAD_SIZE / 1048576:.0f} MB."
+            ]})
+        kwargs = {}
+        if data.validated_data.get("split_ratios"):
+            kwargs["split_ratios"] = tuple(data.validated_data["split_ratios"])
+        try:
+            dataset = dataset_services.dataset_create_from_upload(
+                owner=request.user,
+                uploaded_file=uploaded,
+                name=data.validated_data.get("name") or uploaded.name,
+                description=data.validated_data.get("description", ""),
+                mapping=data.validated_data.get("mapping") or None,
+                seed=data.validated_data.get("seed", 42),
+                **kwargs,
+            )
+        except (DatasetFileError, ValueError) as exc:
+            raise ValidationError({"file": [str(exc)]}) from exc
+        return Response(s.DatasetDetailSerializer(dataset).data, status=status.HTTP_201_CREATED)
+
+
+class DatasetDetailApi(APIView):
+    @extend_schema(responses=s.DatasetDetailSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(s.DatasetDetailSerializer(_owned_dataset(request, pk)).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, pk: int) -> Response:
+        dataset_services.dataset_delete(dataset=_owned_dataset(request, pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _owned_dataset(request: Request, pk: int) -> Dataset:
+    try:
+        dataset = dataset_selectors.dataset_get(owner=request.user, pk=pk)
+    except Dataset.DoesNotExist:
+        dataset = None
+    if dataset is None:
+        raise NotFound("No such dataset.")
+    return dataset
+
+
+# --- Models and training ----------------------------------------------------------------------
+
+
+def _start_training(request: Request) -> TrainingJob:
+    data = s.TrainingStartSerializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    dataset = Dataset.objects.filter(owner=request.user, pk=data.validated_data["dataset"]).first()
+    if dataset is None:
+        raise ValidationError({"dataset": ["No such dataset."]})
+    if not dataset.is_trainable:
+        raise ValidationError({"dataset": ["This dataset needs at least two labels to train on."]})
+    model_type = data.validated_data["model_type"]
+    try:
+        return services.training_job_create(
+            owner=request.user,
+            dataset=dataset,
+            model_type=model_type,
+            name=data.validated_data.get("name") or f"{dataset.name} · {model_type}",
+            config=data.validated_data.get("config") or {},
+        )
+    except (ValueError, ml_models.ModelUnavailableError) as exc:
+        raise ValidationError({"detail": str(exc)}) from exc
+
+
+class ModelListCreateApi(generics.ListAPIView):
+    """Your models; POST starts training a new one (same as POST /api/jobs/)."""
+
+    serializer_class = s.ModelOutputSerializer
+
+    def get_queryset(self):
+        return (
+            MLModel.objects.filter(owner=self.request.user)
+            .defer("metrics", "device_plan", "library_versions")
+            .prefetch_related(Prefetch(
+                "training_jobs",
+                queryset=TrainingJob.objects.only("id", "ml_model_id", "created_at")
+                .order_by("-created_at"),
+                to_attr="prefetched_jobs",
+            ))
+        )
+
+    @extend_schema(request=s.TrainingStartSerializer, responses={201: s.JobOutputSerializer})
+    def post(self, request: Request) -> Response:
+        job = _start_training(request)
+        return Response(s.JobOutputSerializer(job).data, status=status.HTTP_201_CREATED)
+
+
+def _owned_model(request: Request, pk: int) -> MLModel:
+    return get_object_or_404(MLModel, pk=pk, owner=request.user)
+
+
+class ModelDetailApi(APIView):
+    @extend_schema(responses=s.ModelDetailSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(s.ModelDetailSerializer(_owned_model(request, pk)).data)
+
+
+class ModelMetricsApi(APIView):
+    @extend_schema(responses={200: OpenApiResponse(
+        description="The full metrics dict: micro_f1, macro_f1, accuracy or subset_accuracy, "
+        "per_label, confusion, confident_mistakes",
+    )})
+    def get(self, request: Request, pk: int) -> Response:
+        model = _owned_model(request, pk)
+        return Response({"model": model.pk, "status": model.status, "metrics": model.metrics or {}})
+
+
+class ModelPredictApi(APIView):
+    """Classify one text (`text`), many (`texts`) or title+abstract pairs (`articles`)."""
+
+    parser_classes = [JSONParser]
+
+    @extend_schema(request=s.PredictInputSerializer, responses=s.PredictOutputSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        model = _owned_model(request, pk)
+        if not model.is_trained:
+            raise ValidationError({"detail": "This model is not trained yet."})
+        data = s.PredictInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            predictions = services.mlmodel_predict(ml_model=model, texts=data.texts_to_classify())
+        except ValueError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return Response({"model": model.pk, "predictions": predictions})
+
+
+# --- Jobs ---------------------------------------------------------------------------------------
+
+
+class JobListCreateApi(generics.ListAPIView):
+    """Your training jobs; POST starts one."""
+
+    serializer_class = s.JobOutputSerializer
+
+    def get_queryset(self):
+        return TrainingJob.objects.filter(ml_model__owner=self.request.user).defer(
+            "metrics_history", "log_tail"
+        )
+
+    @extend_schema(request=s.TrainingStartSerializer, responses={201: s.JobOutputSerializer})
+    def post(self, request: Request) -> Response:
+        job = _start_training(request)
+        return Response(s.JobOutputSerializer(job).data, status=status.HTTP_201_CREATED)
+
+
+class JobStatusApi(APIView):
+    """Live status of one job: cheap enough to poll every second."""
+
+    @extend_schema(responses=s.JobStatusSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        row = (
+            TrainingJob.objects.filter(pk=pk, ml_model__owner_id=request.user.pk)
+            .values(*PROGRESS_FIELDS, "metrics_history")
+            .first()
+        )
+        if row is None:
+            raise NotFound("No such job.")
+        since = request.query_params.get("since", "0")
+        return Response(progress_payload(row, since=int(since) if since.isdigit() else 0))
+
+
+def _owned_job(request: Request, pk: int) -> TrainingJob:
+    return get_object_or_404(TrainingJob, pk=pk, ml_model__owner=request.user)
+
+
+class JobCancelApi(APIView):
+    @extend_schema(request=None, responses=s.JobOutputSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        job = _owned_job(request, pk)
+        if not job.is_active:
+            raise ValidationError({"detail": f"The job is {job.status}; only queued or running "
+                                             "jobs can be cancelled."})
+        services.training_job_cancel(job=job)
+        job.refresh_from_db()
+        return Response(s.JobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class JobResumeApi(APIView):
+    @extend_schema(request=None, responses=s.JobOutputSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        job = _owned_job(request, pk)
+        if not job.is_resumable:
+            raise ValidationError({"detail": f"The job is {job.status}; only failed, stalled or "
+                                             "cancelled jobs can be resumed."})
+        try:
+            resumed = services.training_job_resume(job=job)
+        except ValueError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        if not isinstance(resumed, TrainingJob):
+            job.refresh_from_db()
+            resumed = job
+        return Response(s.JobOutputSerializer(resumed).data, status=status.HTTP_202_ACCEPTED)

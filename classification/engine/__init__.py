@@ -1,0 +1,1 @@
+"""MedLitBot's training engine: no Django. Public surface: classification.ml_models."""

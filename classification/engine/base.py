@@ -1,0 +1,112 @@
+"""What every classifier shares: the label space, thresholds, evaluation and prediction format."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .device import DevicePlan
+from .metrics import apply_thresholds, compute_metrics, encode_labels, tune_thresholds
+from .types import TextData, TrainConfig, check_texts
+
+
+class BaseClassifier:
+    model_type: str = ""
+
+    def __init__(self, model_type: str, device_plan: DevicePlan | None = None) -> None:
+        self.model_type = model_type
+        self.device_plan = device_plan
+        self.label_names: list[str] = []
+        self.multi_label = False
+        self.thresholds: list[float] = []
+        self.metrics: dict[str, Any] = {}
+        self.config: TrainConfig | None = None
+        self.timings: dict[str, float] = {}
+
+    # Subclasses implement this: (n, L) probabilities, rows in input order.
+    def predict_proba(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _setup_labels(self, train: TextData, val: TextData, config: TrainConfig) -> TextData:
+        """Fix the label space and task shape; returns train without rows it cannot learn from."""
+        self.config = config
+        self.label_names = list(config.label_names) or sorted(
+            set(train.label_space()) | set(val.label_space())
+        )
+        if len(self.label_names) < 2:
+            raise ValueError(
+                f"Need at least two labels to train a classifier, got {self.label_names}"
+            )
+        # A dataset with any multi-label row is multi-label, whatever the form said.
+        self.multi_label = bool(config.multi_label) or any(len(row) > 1 for row in train.labels)
+        known = set(self.label_names)
+        keep = [i for i, row in enumerate(train.labels) if row and set(row) & known]
+        if not keep:
+            raise ValueError("No labelled training rows")
+        return train.subset(keep) if len(keep) < len(train) else train
+
+    def _targets(self, data: TextData) -> np.ndarray:
+        """Indicator matrix for multi-label, class indices for single-label."""
+        y = encode_labels(data.labels, self.label_names)
+        return y if self.multi_label else y.argmax(axis=1)
+
+    def _tune(self, val: TextData, val_prob: np.ndarray | None = None) -> None:
+        self.thresholds = [0.5] * len(self.label_names)
+        if self.multi_label and len(val):
+            prob = self.predict_proba(val.texts) if val_prob is None else val_prob
+            self.thresholds = tune_thresholds(encode_labels(val.labels, self.label_names), prob)
+
+    def evaluate(self, data: TextData) -> dict[str, Any]:
+        rows = [i for i, row in enumerate(data.labels) if row]
+        data = data.subset(rows) if len(rows) < len(data) else data
+        prob = self.predict_proba(data.texts) if len(data) else np.zeros((0, len(self.label_names)))
+        return self._metrics_from_prob(data, prob)
+
+    def _metrics_from_prob(self, data: TextData, prob: np.ndarray) -> dict[str, Any]:
+        return compute_metrics(
+            data.labels, prob, self.label_names, self.multi_label, self.thresholds, data.texts
+        )
+
+    def predict(self, texts: list[str]) -> list[dict[str, Any]]:
+        check_texts(texts)
+        if not texts:
+            return []
+        prob = self.predict_proba(list(texts))
+        if self.multi_label:
+            chosen = apply_thresholds(prob, self.thresholds or [0.5] * len(self.label_names))
+        else:
+            chosen = np.eye(len(self.label_names), dtype=np.int64)[prob.argmax(axis=1)]
+        return [
+            {
+                "labels": [self.label_names[j] for j in np.nonzero(chosen[i])[0]],
+                "probabilities": {
+                    name: float(prob[i, j]) for j, name in enumerate(self.label_names)
+                },
+            }
+            for i in range(len(texts))
+        ]
+
+    def _manifest(self) -> dict[str, Any]:
+        return {
+            "model_type": self.model_type,
+            "class": f"{type(self).__module__}.{type(self).__qualname__}",
+            "label_names": self.label_names,
+            "label_map": {name: i for i, name in enumerate(self.label_names)},
+            "multi_label": self.multi_label,
+            "thresholds": self.thresholds,
+            "metrics": self.metrics,
+            "config": self.config.as_dict() if self.config else {},
+            "device_plan": self.device_plan.as_dict() if self.device_plan else {},
+            "timings": self.timings,
+        }
+
+    def _restore(self, manifest: dict[str, Any]) -> None:
+        self.label_names = list(manifest["label_names"])
+        self.multi_label = bool(manifest["multi_label"])
+        self.thresholds = list(manifest.get("thresholds") or [0.5] * len(self.label_names))
+        self.metrics = manifest.get("metrics", {})
+        self.config = TrainConfig.from_dict(manifest.get("config", {}))
+        self.timings = manifest.get("timings", {})
+        # Kept for the record only: the loading machine plans its own device.
+        self.trained_device_plan = manifest.get("device_plan", {})

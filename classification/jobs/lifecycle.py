@@ -1,0 +1,268 @@
+"""Job lifecycle writes: create, pick the job a delivery should run, claim, finish, cancel, resume.
+
+Every status change goes through ``TrainingJob.objects.transition`` (one conditional UPDATE), so
+a duplicate delivery, a second worker or a late watchdog that lost a race changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from classification import ml_models
+from classification.jobs import paths, processes
+from classification.models import MLModel, TrainingJob
+
+logger = logging.getLogger(__name__)
+
+S = TrainingJob.Status
+# What each final job status means for the model it was training.
+MODEL_STATUS_AFTER = {
+    S.FAILED: MLModel.Status.FAILED,
+    S.STALLED: MLModel.Status.PENDING,
+    S.CANCELLED: MLModel.Status.PENDING,
+}
+
+
+def job_config(*, ml_model: MLModel, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """The model's parameters overlaid with this run's settings; raises ValueError if unusable."""
+    config = {**(ml_model.parameters or {}), **(overrides or {})}
+    try:
+        ml_models.TrainConfig.from_dict(config)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"Invalid training settings {config!r}: {exc}") from exc
+    return config
+
+
+def _total_epochs(config: dict[str, Any]) -> int:
+    return int(ml_models.TrainConfig.from_dict(config).epochs)
+
+
+def _enqueue(*, ml_model_id: int, job_id: int, task_id: str) -> None:
+    from classification.tasks import start_model_training
+
+    start_model_training.apply_async(
+        args=(ml_model_id,), kwargs={"job_id": job_id}, task_id=task_id
+    )
+
+
+def _enqueue_on_commit(job: TrainingJob) -> None:
+    model_id, job_id, task_id = job.ml_model_id, job.pk, job.celery_task_id
+    transaction.on_commit(
+        lambda: _enqueue(ml_model_id=model_id, job_id=job_id, task_id=task_id)
+    )
+
+
+def training_job_create(
+    *, owner: Any, dataset: Any, model_type: str, name: str, config: dict[str, Any] | None
+) -> TrainingJob:
+    """Create the MLModel and its queued TrainingJob; the task is sent once this commits."""
+    if model_type not in ml_models.REGISTRY:
+        known = ", ".join(sorted(ml_models.REGISTRY))
+        raise ValueError(f"Unknown model type {model_type!r}; choose one of {known}")
+    if dataset is None:
+        raise ValueError("Choose a dataset to train on")
+    if not dataset.is_trainable:
+        raise ValueError(
+            f"Dataset {dataset.name!r} has {len(dataset.label_names)} label(s); "
+            "training needs a labelled dataset with at least two labels"
+        )
+    with transaction.atomic():
+        ml_model = MLModel(
+            owner=owner or dataset.owner,
+            name=name or f"{model_type} on {dataset.name}",
+            model_type=model_type,
+            dataset=dataset,
+            parameters=dict(config or {}),
+            label_names=list(dataset.label_names),
+            is_multilabel=dataset.is_multilabel,
+        )
+        merged = job_config(ml_model=ml_model, overrides=None)
+        ml_model.save()
+        # The task id is chosen here so the job row names its message before it is sent.
+        job = TrainingJob.objects.create(
+            ml_model=ml_model,
+            config=merged,
+            total_epochs=_total_epochs(merged),
+            celery_task_id=str(uuid.uuid4()),
+        )
+        _enqueue_on_commit(job)
+    return job
+
+
+def training_job_for_delivery(
+    *, model_id: int, config: dict[str, Any] | None, job_id: int | None, task_id: str | None
+) -> TrainingJob | None:
+    """The job a start_model_training delivery should run, creating one for the seed's call.
+
+    A redelivered message carries the same task id, so it finds the job it created the first
+    time, and the claim (queued -> running) then turns the duplicate away.
+    """
+    if job_id is not None:
+        return TrainingJob.objects.select_related("ml_model").filter(pk=job_id).first()
+    with transaction.atomic():
+        # Serialises two deliveries for one model (a no-op on SQLite, whose IMMEDIATE
+        # transactions already serialise writers).
+        ml_model = MLModel.objects.select_for_update().filter(pk=model_id).first()
+        if ml_model is None:
+            logger.warning("start_model_training: model %s does not exist", model_id)
+            return None
+        jobs = TrainingJob.objects.filter(ml_model=ml_model)
+        if task_id and (job := jobs.filter(celery_task_id=task_id).first()):
+            return job
+        if job := jobs.filter(status=S.QUEUED).order_by("created_at").first():
+            if config:
+                job.config = job_config(ml_model=ml_model, overrides={**job.config, **config})
+                job.total_epochs = _total_epochs(job.config)
+                job.save(update_fields=["config", "total_epochs", "updated_at"])
+            return job
+        if running := jobs.filter(status=S.RUNNING).first():
+            logger.warning("model %s is already training in job %s", model_id, running.pk)
+            return None
+        try:
+            merged = job_config(ml_model=ml_model, overrides=config)
+        except ValueError as exc:
+            merged, problem = dict(config or {}), str(exc)
+        else:
+            problem = ""
+        job = TrainingJob.objects.create(
+            ml_model=ml_model,
+            config=merged,
+            total_epochs=0 if problem else _total_epochs(merged),
+            celery_task_id=task_id or "",
+        )
+        if problem:
+            training_job_fail_to_start(job=job, reason=problem)
+    return job
+
+
+def startup_problem(job: TrainingJob) -> str:
+    """Why this job cannot even start, in plain words; '' when it can."""
+    ml_model = job.ml_model
+    if ml_model.model_type not in ml_models.REGISTRY:
+        known = ", ".join(sorted(ml_models.REGISTRY))
+        return f"Unknown model type {ml_model.model_type!r}; choose one of {known}"
+    dataset = ml_model.dataset
+    if dataset is None:
+        return "The dataset this model was to be trained on has been deleted"
+    if not dataset.is_trainable:
+        return (
+            f"Dataset {dataset.name!r} has {len(dataset.label_names)} label(s); "
+            "training needs at least two"
+        )
+    return ""
+
+
+def training_job_fail_to_start(*, job: TrainingJob, reason: str) -> bool:
+    with transaction.atomic():
+        ok = TrainingJob.objects.transition(
+            job.pk, source=S.QUEUED, target=S.FAILED, reason=reason, finished_at=timezone.now()
+        )
+        if ok:
+            MLModel.objects.filter(pk=job.ml_model_id).update(status=MLModel.Status.FAILED)
+    return ok
+
+
+def training_job_claim(*, job: TrainingJob) -> bool:
+    """queued -> running, exactly once; records where the job runs."""
+    now = timezone.now()
+    with transaction.atomic():
+        ok = TrainingJob.objects.transition(
+            job.pk,
+            source=S.QUEUED,
+            target=S.RUNNING,
+            phase=TrainingJob.Phase.PREPARING,
+            started_at=now,
+            heartbeat_at=now,
+            progress_at=now,
+            worker_host=processes.hostname(),
+            worker_pid=os.getpid(),
+            child_pid=None,
+            finished_at=None,
+            reason="",
+        )
+        if ok:
+            MLModel.objects.filter(pk=job.ml_model_id).update(
+                status=MLModel.Status.TRAINING, updated_at=now
+            )
+    return ok
+
+
+def training_job_finish(*, job_id: int, target: str, reason: str, **fields: Any) -> bool:
+    """running -> failed | stalled | cancelled, with the reason; False if someone else won."""
+    now = timezone.now()
+    with transaction.atomic():
+        ok = TrainingJob.objects.transition(
+            job_id, source=S.RUNNING, target=target, reason=reason[:4000], finished_at=now,
+            eta_seconds=None, **fields,
+        )
+        if ok:
+            ml_model_id = TrainingJob.objects.filter(pk=job_id).values_list(
+                "ml_model_id", flat=True
+            ).first()
+            MLModel.objects.filter(pk=ml_model_id).update(
+                status=MODEL_STATUS_AFTER[target], updated_at=now
+            )
+    if ok:
+        logger.info("job %s -> %s: %s", job_id, target, reason)
+    return ok
+
+
+def training_job_cancel(*, job: TrainingJob) -> TrainingJob:
+    """Cancel: a queued job ends now; a running one stops at its next step (or is killed)."""
+    now = timezone.now()
+    with transaction.atomic():
+        if TrainingJob.objects.transition(
+            job.pk, source=S.QUEUED, target=S.CANCELLED, cancel_requested=True,
+            reason="Cancelled before a worker started it", finished_at=now,
+        ):
+            MLModel.objects.filter(pk=job.ml_model_id).update(status=MLModel.Status.PENDING)
+        else:
+            TrainingJob.objects.filter(pk=job.pk, status=S.RUNNING).update(
+                cancel_requested=True, updated_at=now
+            )
+    job.refresh_from_db()
+    return job
+
+
+def training_job_resume(*, job: TrainingJob) -> TrainingJob:
+    """failed | stalled | cancelled -> queued, attempt + 1, from the latest checkpoint if any."""
+    checkpoint = paths.latest_checkpoint(paths.job_output_dir(job.pk))
+    note = (
+        f"Resume requested: continues from {os.path.basename(checkpoint)}"
+        if checkpoint
+        else "Resume requested: no checkpoint was saved, so training restarts from scratch"
+    )
+    log_tail = "\n".join([*job.log_tail.splitlines()[-40:], note])
+    with transaction.atomic():
+        ok = TrainingJob.objects.transition(
+            job.pk,
+            source=list(TrainingJob.RESUMABLE_STATUSES),
+            target=S.QUEUED,
+            attempt=F("attempt") + 1,
+            cancel_requested=False,
+            reason="",
+            phase=TrainingJob.Phase.QUEUED,
+            checkpoint_path=checkpoint or "",
+            celery_task_id=str(uuid.uuid4()),
+            heartbeat_at=None,
+            eta_seconds=None,
+            finished_at=None,
+            child_pid=None,
+            log_tail=log_tail,
+        )
+        if not ok:
+            job.refresh_from_db()
+            raise ValueError(
+                f"Job {job.pk} is {job.status}: only failed, stalled or cancelled jobs can be resumed"
+            )
+        MLModel.objects.filter(pk=job.ml_model_id).update(status=MLModel.Status.PENDING)
+        job.refresh_from_db()
+        _enqueue_on_commit(job)
+    return job

@@ -1,0 +1,111 @@
+"""Finding running jobs whose training is gone or silent, at worker start and from cron."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+from django.utils import timezone
+
+from classification.jobs import lifecycle, processes
+from classification.models import TrainingJob
+
+logger = logging.getLogger(__name__)
+
+S = TrainingJob.Status
+
+
+@dataclass
+class JobCheck:
+    job_id: int
+    host: str
+    worker_pid: int | None
+    child_pid: int | None
+    heartbeat_age: float | None
+    problem: str  # "" when the job looks healthy
+    action: str = "ok"
+
+
+def _heartbeat_age(job: TrainingJob) -> float | None:
+    stamp = job.heartbeat_at or job.started_at
+    return None if stamp is None else (timezone.now() - stamp).total_seconds()
+
+
+def training_jobs_reconcile_on_worker_start() -> list[int]:
+    """At worker start: running jobs of this host whose worker is gone become stalled.
+
+    The worker that just started runs nothing yet, so a job recorded with its own PID is stale
+    (PID reuse), and so is one whose PID is dead or now belongs to some other program. A live
+    MedLitBot worker on the same host keeps its job.
+    """
+    me, host, stalled = os.getpid(), processes.hostname(), []
+    for job in TrainingJob.objects.filter(status=S.RUNNING, worker_host=host):
+        pid = job.worker_pid
+        if pid and pid != me and processes.is_our_process(pid):
+            continue
+        reason = (
+            f"Stalled: worker restarted; the worker process {pid} on {host} that ran this job "
+            "is gone, and its training process died with it. Resume to continue from the last "
+            "checkpoint."
+        )
+        if lifecycle.training_job_finish(job_id=job.pk, target=S.STALLED, reason=reason):
+            stalled.append(job.pk)
+            if job.child_pid and processes.is_our_process(job.child_pid):
+                processes.kill_pid(job.child_pid)
+    if stalled:
+        logger.warning("worker start: marked jobs %s stalled (worker restarted)", stalled)
+    return stalled
+
+
+def training_jobs_check(*, stale_seconds: float, force: bool = False) -> list[JobCheck]:
+    """Every running job with what (if anything) is wrong with it; reads only."""
+    host = processes.hostname()
+    checks = []
+    for job in TrainingJob.objects.filter(status=S.RUNNING).order_by("pk"):
+        age = _heartbeat_age(job)
+        same_host = job.worker_host == host
+        problem = ""
+        if force:
+            problem = "forced cleanup (--force): every running job is treated as stuck"
+        elif same_host and not processes.pid_alive(job.worker_pid):
+            problem = f"worker process {job.worker_pid} on {host} is gone (worker killed or restarted)"
+        elif same_host and job.worker_pid and not processes.is_our_process(job.worker_pid):
+            problem = f"PID {job.worker_pid} on {host} now belongs to another program"
+        elif age is not None and age > stale_seconds:
+            problem = f"no heartbeat for {age / 60:.1f} min (limit {stale_seconds / 60:.1f} min)"
+        checks.append(
+            JobCheck(job.pk, job.worker_host, job.worker_pid, job.child_pid, age, problem)
+        )
+    return checks
+
+
+def training_jobs_cleanup(
+    *, stale_seconds: float, force: bool = False, dry_run: bool = False
+) -> list[JobCheck]:
+    """Mark stuck running jobs stalled; with force, also end their training processes.
+
+    Only PIDs recorded on this host, and only after psutil confirms they are this user's
+    MedLitBot processes, are ever signalled. Running it twice does nothing the second time.
+    """
+    checks = training_jobs_check(stale_seconds=stale_seconds, force=force)
+    host = processes.hostname()
+    for check in checks:
+        if not check.problem:
+            continue
+        if dry_run:
+            check.action = "would mark stalled"
+            continue
+        reason = f"Stalled: {check.problem} (found by cleanup_stuck_training)"
+        marked = lifecycle.training_job_finish(
+            job_id=check.job_id, target=S.STALLED, reason=reason
+        )
+        check.action = "marked stalled" if marked else "already ended"
+        pid = check.child_pid
+        # Without force only an orphan (its worker gone) is killed; the live supervisor of a
+        # merely silent job stops its own child once it sees the row has moved on.
+        worker_gone = not processes.pid_alive(check.worker_pid)
+        if pid and check.host == host and (force or worker_gone) and processes.is_our_process(pid):
+            killed = processes.kill_pid(pid)
+            check.action += f", killed training process {pid}" if killed else f", could not kill {pid}"
+    return checks

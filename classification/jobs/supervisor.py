@@ -1,0 +1,238 @@
+"""The supervisor: runs in the Celery worker, spawns the training child and watches it.
+
+It decides from the job row (heartbeat, progress) and the child's exit code, timing everything
+on its own monotonic clock, so clock skew between processes cannot fake a stall.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import statistics
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import DatabaseError, close_old_connections, connections
+from django.utils import timezone
+
+from classification.jobs import lifecycle, processes
+from classification.jobs.child import child_main
+from classification.models import TrainingJob
+
+logger = logging.getLogger(__name__)
+
+S = TrainingJob.Status
+P = TrainingJob.Phase
+POLL_SECONDS = 0.5
+KILL_GRACE_SECONDS = 5.0
+STALL_STEP_MULTIPLIER = 10.0
+PHASE_WORDS = {
+    P.PREPARING: "preparing",
+    P.LOADING_MODEL: "model loading",
+    P.DOWNLOADING: "model download",
+    P.TOKENIZING: "tokenizing",
+    P.TRAINING: "training",
+    P.EVALUATING: "evaluating",
+    P.SAVING: "saving",
+}
+WATCHED = ("status", "phase", "heartbeat_at", "progress_at", "current_step", "total_steps",
+           "current_epoch", "total_epochs", "cancel_requested")
+
+
+@dataclass
+class StallWatch:
+    """Remembers when heartbeat and progress last changed, and how long steps take."""
+
+    heartbeat_timeout: float
+    floor: float
+    ceiling: float
+    now: float
+    heartbeat: object = None
+    heartbeat_changed: float = 0.0
+    progress: object = None
+    progress_changed: float = 0.0
+    step: int | None = None
+    step_seen: float = 0.0
+    step_times: deque = field(default_factory=lambda: deque(maxlen=50))
+    row: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Until the child's first write, the clocks run from the spawn.
+        self.heartbeat_changed = self.progress_changed = self.now
+
+    def observe(self, row: dict, now: float) -> None:
+        self.row = row
+        if row["heartbeat_at"] != self.heartbeat:
+            self.heartbeat, self.heartbeat_changed = row["heartbeat_at"], now
+        signature = (row["phase"], row["current_step"], row["progress_at"])
+        if signature != self.progress:
+            self.progress, self.progress_changed = signature, now
+        step = row["current_step"]
+        if row["phase"] == P.TRAINING and step != self.step:
+            if self.step is not None and step > self.step:
+                self.step_times.append((now - self.step_seen) / (step - self.step))
+            self.step, self.step_seen = step, now
+
+    def progress_timeout(self) -> float:
+        """10x the median step time in training (the floor while loading or tokenizing)."""
+        phase = self.row.get("phase")
+        if not self.step_times or phase not in (P.TRAINING, P.EVALUATING):
+            return self.floor
+        per_step = statistics.median(self.step_times)
+        limit = STALL_STEP_MULTIPLIER * per_step
+        if phase == P.EVALUATING:
+            # Evaluation reports nothing until it ends; it costs at most about an epoch's steps.
+            epochs = max(1, int(self.row.get("total_epochs") or 1))
+            limit = max(limit, per_step * (self.row.get("total_steps") or 0) / epochs)
+        return min(self.ceiling, max(self.floor, limit))
+
+    def where(self) -> str:
+        phase = self.row.get("phase", "")
+        words = PHASE_WORDS.get(phase, str(phase))
+        if phase == P.TRAINING and self.row.get("total_steps"):
+            words += (
+                f" (epoch {self.row['current_epoch']:.2f} of {self.row['total_epochs']}, "
+                f"step {self.row['current_step']} of {self.row['total_steps']})"
+            )
+        return words
+
+    def verdict(self, now: float) -> str:
+        silent = now - self.heartbeat_changed
+        if silent > self.heartbeat_timeout:
+            return (
+                f"stalled in {self.where()}: no heartbeat for {silent:.0f} s "
+                f"(limit {self.heartbeat_timeout:.0f} s); the training process was frozen and "
+                "has been stopped"
+            )
+        still = now - self.progress_changed
+        limit = self.progress_timeout()
+        if still > limit:
+            return (
+                f"stalled in {self.where()}: no progress for {still:.0f} s "
+                f"(limit {limit:.0f} s) while the process was alive (a deadlock or hang); "
+                "it has been stopped"
+            )
+        return ""
+
+
+class Supervisor:
+    def __init__(self, job: TrainingJob) -> None:
+        self.job_id = job.pk
+        self.proc: multiprocessing.process.BaseProcess | None = None
+
+    def _row(self) -> dict | None:
+        try:
+            return TrainingJob.objects.filter(pk=self.job_id).values(*WATCHED).first()
+        except DatabaseError as exc:
+            logger.warning("job %s: supervisor could not read the row: %s", self.job_id, exc)
+            close_old_connections()
+            return {}
+
+    def _end(self, target: str, reason: str) -> None:
+        assert self.proc is not None
+        # Mark first, then kill: the fenced child writes nothing more once the row has moved on.
+        lifecycle.training_job_finish(job_id=self.job_id, target=target, reason=reason)
+        processes.stop_process(self.proc, grace=3.0)
+
+    def run(self) -> None:
+        # The child opens its own connections; never hand it (or keep across the spawn) ours.
+        connections.close_all()
+        ctx = multiprocessing.get_context("spawn")
+        self.proc = ctx.Process(
+            target=child_main, args=(self.job_id, os.getpid()),
+            name=f"medlitbot-train-{self.job_id}", daemon=True,
+        )
+        started = time.monotonic()
+        self.proc.start()
+        TrainingJob.objects.filter(pk=self.job_id).update(child_pid=self.proc.pid)
+        logger.info("job %s: training process %s spawned", self.job_id, self.proc.pid)
+        try:
+            self._watch(started)
+        finally:
+            if self.proc.is_alive():
+                processes.stop_process(self.proc, grace=3.0)
+            self._after_exit()
+
+    def _watch(self, started: float) -> None:
+        assert self.proc is not None
+        watch = StallWatch(
+            heartbeat_timeout=float(settings.HEARTBEAT_TIMEOUT),
+            floor=float(settings.STALL_TIMEOUT_FLOOR),
+            ceiling=float(settings.STALL_TIMEOUT_CEILING),
+            now=started,
+        )
+        cancel_seen: float | None = None
+        grace = float(settings.CANCEL_GRACE_SECONDS)
+        hard_limit = float(settings.JOB_HARD_TIME_LIMIT)
+        while True:
+            self.proc.join(POLL_SECONDS)
+            if not self.proc.is_alive():
+                return
+            row = self._row()
+            now = time.monotonic()
+            if row is None:  # the job was deleted under us
+                processes.stop_process(self.proc, grace=3.0)
+                return
+            if not row:
+                continue
+            if row["status"] != S.RUNNING:
+                # Someone else ended it (the child itself, cleanup): let the child finish exiting.
+                self.proc.join(KILL_GRACE_SECONDS)
+                processes.stop_process(self.proc, grace=3.0)
+                return
+            watch.observe(row, now)
+            if row["cancel_requested"]:
+                cancel_seen = cancel_seen or now
+                if now - cancel_seen > grace:
+                    self._end(
+                        S.CANCELLED,
+                        f"Cancelled: the training process ignored the request for {grace:.0f} s "
+                        f"in {watch.where()} and was killed; no new checkpoint was saved",
+                    )
+                    return
+                continue  # cancelling: the grace period, not the stall clock, applies
+            if verdict := watch.verdict(now):
+                self._end(S.STALLED, verdict[0].upper() + verdict[1:])
+                return
+            if now - started > hard_limit:
+                self._end(
+                    S.FAILED,
+                    f"Failed: hit the hard time limit of {hard_limit:.0f} s (JOB_HARD_TIME_LIMIT) "
+                    f"in {watch.where()}",
+                )
+                return
+
+    def _after_exit(self) -> None:
+        """The child is gone; if the row still says running, say why in plain words."""
+        assert self.proc is not None
+        self.proc.join(10)
+        code = self.proc.exitcode
+        status = TrainingJob.objects.filter(pk=self.job_id).values_list("status", flat=True).first()
+        if status == S.RUNNING:
+            tail = TrainingJob.objects.filter(pk=self.job_id).values_list("log_tail", flat=True).first()
+            last = (tail or "").strip().splitlines()[-1:] or [""]
+            reason = processes.describe_exit(code)
+            reason = reason[0].upper() + reason[1:]
+            if last[0]:
+                reason += f". Last log line: {last[0]}"
+            lifecycle.training_job_finish(job_id=self.job_id, target=S.FAILED, reason=reason)
+        logger.info("job %s: training process exited with %s", self.job_id, code)
+
+
+def training_job_run(*, job_id: int) -> None:
+    """Claim the job (queued -> running, exactly once) and supervise its training to the end."""
+    job = TrainingJob.objects.select_related("ml_model__dataset").filter(pk=job_id).first()
+    if job is None:
+        logger.warning("training_job_run: job %s does not exist", job_id)
+        return
+    if job.status == S.QUEUED and (problem := lifecycle.startup_problem(job)):
+        lifecycle.training_job_fail_to_start(job=job, reason=problem)
+        return
+    if not lifecycle.training_job_claim(job=job):
+        logger.info("job %s is %s, not queued: this delivery does nothing", job_id, job.status)
+        return
+    logger.info("job %s claimed by pid %s at %s", job_id, os.getpid(), timezone.now())
+    Supervisor(job).run()

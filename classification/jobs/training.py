@@ -1,0 +1,192 @@
+"""What the spawned child does: load data, plan the device, fit, evaluate, save, verify.
+
+Runs after django.setup() in the child. The job row is the only channel back to the worker:
+progress and heartbeats while it runs, and the final transition when it ends by itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import shutil
+import traceback
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from classification import ml_models
+from classification.jobs import lifecycle, paths
+from classification.jobs.progress import Heartbeat, ProgressWriter
+from classification.models import MLModel, TrainingJob
+
+logger = logging.getLogger(__name__)
+
+S = TrainingJob.Status
+P = TrainingJob.Phase
+TRACEBACK_LINES = 12
+
+
+def load_split(dataset: Any, split: str) -> ml_models.TextData:
+    """One split of a dataset as TextData (the ingestion selector, or its Parquet file)."""
+    try:
+        from dataset_management.selectors import dataset_split_examples
+    except ImportError:
+        dataset_split_examples = None
+    if dataset_split_examples is not None:
+        return dataset_split_examples(dataset=dataset, split=split)
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(Path(settings.MEDIA_ROOT) / dataset.rows_path)
+    rows = [r for r in table.to_pylist() if r.get("split") == split]
+    return ml_models.TextData(
+        texts=[r["text"] for r in rows], labels=[list(r.get("labels") or []) for r in rows]
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
+
+
+def short_traceback(exc: BaseException) -> str:
+    lines = traceback.format_exception(exc)
+    text = "".join(lines).rstrip().splitlines()
+    head = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
+    return f"Training failed with {head}\n" + "\n".join(text[-TRACEBACK_LINES:])
+
+
+def build_config(job: TrainingJob, writer: ProgressWriter) -> ml_models.TrainConfig:
+    dataset = job.ml_model.dataset
+    config = ml_models.TrainConfig.from_dict(job.config)
+    config.label_names = list(dataset.label_names)
+    config.multi_label = bool(dataset.is_multilabel)
+    output_dir = paths.job_output_dir(job.pk)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    config.output_dir = str(output_dir)
+    config.allow_download = bool(settings.ALLOW_MODEL_DOWNLOAD) or config.allow_download
+    config.download_timeout = float(settings.MODEL_DOWNLOAD_TIMEOUT)
+    config.model_dir = config.model_dir or str(settings.MEDLITBOT_MODEL_DIR)
+    checkpoint = paths.latest_checkpoint(output_dir) if job.attempt > 1 else None
+    config.resume_from_checkpoint = checkpoint
+    if job.attempt > 1:
+        writer.line(
+            f"attempt {job.attempt}: resuming from {os.path.basename(checkpoint)}"
+            if checkpoint
+            else f"attempt {job.attempt}: no checkpoint, training from scratch"
+        )
+    return config
+
+
+def complete(job: TrainingJob, *, clf: Any, artifact: Path, metrics: dict[str, Any]) -> bool:
+    from classification.engine.artifacts import library_versions
+
+    plan = clf.device_plan.as_dict() if getattr(clf, "device_plan", None) else {}
+    now = timezone.now()
+    with transaction.atomic():
+        ok = TrainingJob.objects.transition(
+            job.pk, source=S.RUNNING, target=S.COMPLETED, phase=P.DONE,
+            progress_percentage=100.0, eta_seconds=0.0, finished_at=now, reason="",
+        )
+        if ok:
+            MLModel.objects.filter(pk=job.ml_model_id).update(
+                status=MLModel.Status.TRAINED,
+                metrics=metrics,
+                artifact_path=str(artifact),
+                device_used=str(plan.get("device", "cpu")),
+                device_plan=plan,
+                library_versions=library_versions(),
+                label_names=list(clf.label_names),
+                is_multilabel=bool(clf.multi_label),
+                trained_at=now,
+                updated_at=now,
+            )
+    return ok
+
+
+def run_training(*, job_id: int) -> int:
+    """Train one job to its end; returns the process exit code."""
+    job = TrainingJob.objects.select_related("ml_model__dataset").get(pk=job_id)
+    if job.status != S.RUNNING:
+        return 0
+    writer = ProgressWriter(job, interval=float(settings.PROGRESS_WRITE_INTERVAL))
+    heartbeat = Heartbeat(job.pk, interval=float(settings.HEARTBEAT_INTERVAL))
+    heartbeat.start()
+    try:
+        writer.set_phase(P.PREPARING, f"training process {os.getpid()} started; loading data")
+        writer.flush(force=True)
+        dataset = job.ml_model.dataset
+        train, val, test = (load_split(dataset, s) for s in ("train", "validation", "test"))
+        writer.line(f"data: {len(train)} train, {len(val)} validation, {len(test)} test rows")
+        config = build_config(job, writer)
+        # Heavy imports are their own progress steps, so a hang inside one is located.
+        libraries = ["torch", "transformers"]
+        if ml_models.get_spec(job.ml_model.model_type).kind != "baseline":
+            libraries.append("transformers.trainer")  # ~5 s on a small CPU
+        for library in libraries:
+            writer.line(f"importing {library}")
+            writer.flush(force=True)
+            importlib.import_module(library)
+        plan = ml_models.plan_device(use_mps=config.use_mps)
+        writer.line(f"device: {plan.device}, {plan.threads} threads, {plan.dtype} ({plan.reason})")
+        plan_dict = _jsonable(plan.as_dict())
+        TrainingJob.objects.filter(pk=job.pk).update(device_plan=plan_dict)
+        MLModel.objects.filter(pk=job.ml_model_id).update(
+            device_plan=plan_dict, device_used=plan.device
+        )
+        writer.flush(force=True)
+        clf = ml_models.create_classifier(job.ml_model.model_type, device_plan=plan)
+        val_metrics = clf.fit(train, val, config, writer.progress_cb, writer.should_stop)
+
+        writer.set_phase(P.EVALUATING, f"evaluating on the test split ({len(test)} rows)")
+        writer.flush(force=True)
+        test_metrics = clf.evaluate(test) if len(test) else {}
+        writer.set_phase(P.SAVING, "saving the model")
+        writer.flush(force=True)
+        artifact = paths.model_artifact_dir(job.ml_model_id)
+        clf.save(str(artifact))  # the engine writes a temp folder and os.replace()s it in
+        loaded = ml_models.load_classifier(str(artifact))
+        if val.texts or test.texts:
+            loaded.predict([(test.texts or val.texts)[0]])  # it must load back and answer
+        metrics = _jsonable(
+            {
+                **(test_metrics or val_metrics or {}),
+                "evaluated_on": "test" if test_metrics else "validation",
+                "validation": {k: v for k, v in (val_metrics or {}).items() if not isinstance(v, (dict, list))},
+            }
+        )
+        writer.line("saved and verified: it loads back and predicts")
+        writer.flush(force=True)
+        if not complete(job, clf=clf, artifact=artifact, metrics=metrics):
+            # The supervisor ended the job first (stall, cancel): this artifact belongs to no one.
+            shutil.rmtree(artifact, ignore_errors=True)
+        return 0
+    except ml_models.TrainingStopped as exc:
+        where = f"epoch {writer.epoch:.2f} of {writer.total_epochs}, step {writer.step} of {writer.total_steps}"
+        checkpoint = exc.checkpoint_path or ""
+        reason = (
+            f"Cancelled on request at {where}; checkpoint saved, resume continues from it"
+            if checkpoint
+            else f"Cancelled on request at {where}; no checkpoint, resume restarts from scratch"
+        )
+        writer.flush(force=True)
+        lifecycle.training_job_finish(
+            job_id=job.pk, target=S.CANCELLED, reason=reason, checkpoint_path=checkpoint
+        )
+        return 0
+    except ml_models.ModelUnavailableError as exc:
+        writer.flush(force=True)
+        lifecycle.training_job_finish(job_id=job.pk, target=S.FAILED, reason=str(exc))
+        return 0
+    except Exception as exc:
+        logger.exception("job %s failed", job.pk)
+        writer.line(f"error: {type(exc).__name__}: {exc}")
+        writer.flush(force=True)
+        lifecycle.training_job_finish(job_id=job.pk, target=S.FAILED, reason=short_traceback(exc))
+        return 1
+    finally:
+        heartbeat.stop()
+        connection.close()

@@ -1,0 +1,25 @@
+"""manage.py resume_training JOB_ID: requeue a failed, stalled or cancelled job."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from classification import selectors, services
+
+
+class Command(BaseCommand):
+    help = "Resume a failed, stalled or cancelled job from its last checkpoint (or from scratch)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("job_id", type=int)
+
+    def handle(self, *args, job_id: int, **options) -> None:
+        job = selectors.training_job_get(job_id=job_id)
+        if job is None:
+            raise CommandError(f"No training job {job_id}")
+        try:
+            job = services.training_job_resume(job=job)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        where = job.checkpoint_path or "scratch (no checkpoint was saved)"
+        self.stdout.write(f"Job {job_id} queued again (attempt {job.attempt}); continues from {where}")

@@ -1,0 +1,94 @@
+"""manage.py train_model --dataset ID --type minilm [...] [--wait]: queue (and follow) a training."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from classification import ml_models, services
+from classification.models import TrainingJob
+from dataset_management.models import Dataset
+
+BAR = 30
+
+
+class Command(BaseCommand):
+    help = "Queue a training job for a worker; with --wait, follow it and exit non-zero on failure."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--dataset", type=int, required=True)
+        parser.add_argument("--type", dest="model_type", required=True,
+                            choices=sorted(ml_models.REGISTRY))
+        parser.add_argument("--epochs", type=int)
+        parser.add_argument("--batch-size", type=int)
+        parser.add_argument("--max-length", type=int)
+        parser.add_argument("--lr", type=float)
+        parser.add_argument("--model-path", help="Hugging Face folder (for --type custom)")
+        parser.add_argument("--name")
+        parser.add_argument("--wait", action="store_true", help="follow the job until it ends")
+        parser.add_argument("--timeout", type=float, default=None, help="give up waiting after N s")
+
+    def handle(self, *args, **o) -> None:
+        dataset = Dataset.objects.filter(pk=o["dataset"]).first()
+        if dataset is None:
+            raise CommandError(f"No dataset {o['dataset']}")
+        config = {
+            key: o[opt]
+            for key, opt in [("epochs", "epochs"), ("batch_size", "batch_size"),
+                             ("max_length", "max_length"), ("learning_rate", "lr"),
+                             ("model_path", "model_path")]
+            if o.get(opt) is not None
+        }
+        try:
+            job = services.training_job_create(
+                owner=dataset.owner, dataset=dataset, model_type=o["model_type"],
+                name=o["name"] or "", config=config,
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"Queued job {job.pk} for model {job.ml_model_id} ({o['model_type']})")
+        if o["wait"]:
+            self.follow(job, timeout=o["timeout"])
+        self.stdout.write(f"model_id={job.ml_model_id}")
+
+    def follow(self, job: TrainingJob, *, timeout: float | None) -> None:
+        started = time.monotonic()
+        tty = sys.stdout.isatty()
+        last = ""
+        while True:
+            job.refresh_from_db()
+            line = self.progress_line(job)
+            if line != last:
+                self.stdout.write(("\r" + line) if tty else line, ending="" if tty else "\n")
+                self.stdout.flush()
+                last = line
+            if job.status not in TrainingJob.ACTIVE_STATUSES:
+                break
+            if timeout is not None and time.monotonic() - started > timeout:
+                raise CommandError(f"Job {job.pk} still {job.status} after {timeout:.0f} s")
+            time.sleep(0.5)
+        if tty:
+            self.stdout.write("")
+        if job.status != TrainingJob.Status.COMPLETED:
+            raise CommandError(f"Job {job.pk} {job.status}: {job.reason}")
+        metrics = job.ml_model.metrics
+        self.stdout.write(
+            f"Trained: micro_f1={metrics.get('micro_f1', 0):.3f} "
+            f"macro_f1={metrics.get('macro_f1', 0):.3f} on {metrics.get('n', '?')} test rows"
+        )
+
+    @staticmethod
+    def progress_line(job: TrainingJob) -> str:
+        filled = int(BAR * job.progress_percentage / 100)
+        bar = "#" * filled + "-" * (BAR - filled)
+        detail = job.get_phase_display()
+        if job.phase == TrainingJob.Phase.TRAINING and job.total_steps:
+            detail += (f" epoch {job.current_epoch:.1f}/{job.total_epochs}"
+                       f" step {job.current_step}/{job.total_steps}")
+            if job.eta_seconds is not None:
+                detail += f" ETA {job.eta_seconds:.0f}s"
+            if job.last_loss is not None:
+                detail += f" loss {job.last_loss:.3f}"
+        return f"[{bar}] {job.progress_percentage:5.1f}% {job.status}: {detail}"

@@ -1,0 +1,140 @@
+"""MedLitBot's classifier engine, the public facade (see docs/contracts.md).
+
+Importing this module must stay cheap: Django imports it for REGISTRY, so torch, transformers
+and scikit-learn are imported only inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from classification.engine.registry import (
+    MODEL_DIR_ENV,
+    REGISTRY,
+    TRANSFORMER_TYPES,
+    ModelSpec,
+    get_spec,
+    how_to_get,
+    model_availability,
+)
+from classification.engine.types import (
+    Classifier,
+    ModelUnavailableError,
+    ProgressCallback,
+    ShouldStop,
+    TextData,
+    TrainConfig,
+    TrainingStopped,
+)
+
+if TYPE_CHECKING:
+    from classification.engine.device import DevicePlan
+
+__all__ = [
+    "MODEL_DIR_ENV",
+    "REGISTRY",
+    "TRANSFORMER_TYPES",
+    "Classifier",
+    "DevicePlan",
+    "ModelSpec",
+    "ModelUnavailableError",
+    "ProgressCallback",
+    "ShouldStop",
+    "TextData",
+    "TrainConfig",
+    "TrainingStopped",
+    "clear_classifier_cache",
+    "create_classifier",
+    "get_cached_classifier",
+    "get_spec",
+    "how_to_get",
+    "load_classifier",
+    "model_availability",
+    "plan_device",
+]
+
+CACHE_SIZE = int(os.environ.get("MEDLITBOT_MODEL_CACHE_SIZE", "4"))
+
+
+def __getattr__(name: str) -> Any:
+    # DevicePlan lives in a module that is cheap, but keep attribute access lazy and uniform.
+    if name == "DevicePlan":
+        from classification.engine.device import DevicePlan
+
+        return DevicePlan
+    raise AttributeError(name)
+
+
+def plan_device(*, use_mps: bool = False) -> DevicePlan:
+    from classification.engine.device import plan_device as _plan
+
+    return _plan(use_mps=use_mps)
+
+
+def create_classifier(model_type: str, *, device_plan: DevicePlan | None = None) -> Classifier:
+    spec = get_spec(model_type)
+    if spec.kind == "baseline":
+        from classification.engine.baselines import SklearnClassifier
+
+        return SklearnClassifier(model_type, device_plan)
+    if spec.kind == "embedding":
+        from classification.engine.baselines import EmbeddingLogRegClassifier
+
+        return EmbeddingLogRegClassifier(model_type, device_plan)
+    from classification.engine.transformer import TransformerClassifier
+
+    return TransformerClassifier(model_type, device_plan)
+
+
+def load_classifier(path: str) -> Classifier:
+    """Load an artifact folder written by Classifier.save (reads its manifest.json)."""
+    from classification.engine.artifacts import read_manifest
+
+    manifest = read_manifest(path)
+    spec = get_spec(manifest["model_type"])
+    if spec.kind == "baseline":
+        from classification.engine.baselines import SklearnClassifier
+
+        return SklearnClassifier.load(path, manifest)
+    if spec.kind == "embedding":
+        from classification.engine.baselines import EmbeddingLogRegClassifier
+
+        return EmbeddingLogRegClassifier.load(path, manifest)
+    from classification.engine.transformer import TransformerClassifier
+
+    return TransformerClassifier.load(path, manifest)
+
+
+_cache: OrderedDict[tuple[str, float], Classifier] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def get_cached_classifier(path: str) -> Classifier:
+    """load_classifier with a per-process LRU keyed by path and manifest mtime.
+
+    A retrained model is saved with os.replace, which gives the manifest a new mtime, so a
+    stale entry is never served.
+    """
+    resolved = str(Path(path).resolve())
+    key = (resolved, os.stat(Path(resolved) / "manifest.json").st_mtime)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    classifier = load_classifier(resolved)
+    with _cache_lock:
+        for old in [k for k in _cache if k[0] == resolved]:
+            del _cache[old]
+        _cache[key] = classifier
+        while len(_cache) > max(1, CACHE_SIZE):
+            _cache.popitem(last=False)
+    return classifier
+
+
+def clear_classifier_cache() -> None:
+    with _cache_lock:
+        _cache.clear()

@@ -1,0 +1,185 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class MLModel(models.Model):
+    """A classifier: what to train (type, dataset, parameters) and, once trained, the artifact."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Not trained yet"
+        TRAINING = "training", "Training"
+        TRAINED = "trained", "Trained"
+        FAILED = "failed", "Failed"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ml_models", null=True
+    )
+    name = models.CharField(max_length=200)
+    model_type = models.CharField(max_length=40)
+    # Deleting a dataset must not delete the models trained on it: they still classify.
+    dataset = models.ForeignKey(
+        "dataset_management.Dataset",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="ml_models",
+    )
+    parameters = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    metrics = models.JSONField(default=dict, blank=True)
+    label_names = models.JSONField(default=list, blank=True)
+    is_multilabel = models.BooleanField(default=False)
+    artifact_path = models.CharField(max_length=500, blank=True)
+    device_used = models.CharField(max_length=40, blank=True)
+    device_plan = models.JSONField(default=dict, blank=True)
+    library_versions = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    trained_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.model_type})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # The seed's shell example creates models without an owner: they belong to the dataset's.
+        if self.owner_id is None and self.dataset_id is not None:
+            self.owner_id = self.dataset.owner_id
+        super().save(*args, **kwargs)
+
+    @property
+    def is_trained(self) -> bool:
+        return self.status == self.Status.TRAINED and bool(self.artifact_path)
+
+
+class TrainingJobQuerySet(models.QuerySet["TrainingJob"]):
+    def active(self) -> TrainingJobQuerySet:
+        return self.filter(status__in=TrainingJob.ACTIVE_STATUSES)
+
+    def transition(self, pk: int, *, source: str | list[str], target: str, **fields: Any) -> bool:
+        """Move one job from `source` to `target` with one conditional UPDATE.
+
+        Returns True only when exactly this call changed the row, so a duplicate delivery, a
+        racing worker or a late watchdog that lost the race does nothing.
+        """
+        sources = [source] if isinstance(source, str) else list(source)
+        for state in sources:
+            if target not in TrainingJob.TRANSITIONS.get(state, ()):
+                raise ValueError(f"Illegal job transition {state} -> {target}")
+        fields.setdefault("updated_at", timezone.now())
+        changed = self.filter(pk=pk, status__in=sources).update(status=target, **fields)
+        return changed == 1
+
+
+class TrainingJob(models.Model):
+    """One attempt series at training an MLModel, supervised from the Celery worker.
+
+    Allowed transitions (each one conditional ``UPDATE ... WHERE id=? AND status=?``)::
+
+        queued  -> running      the worker claimed it (exactly once)
+        queued  -> cancelled    cancelled before a worker picked it up
+        queued  -> failed       it could not even start (dataset gone, unknown model type)
+        running -> completed    artifact saved and verified to load back
+        running -> failed       exception, crash signal, hard time limit
+        running -> stalled      no heartbeat or no progress past the timeout; worker died
+        running -> cancelled    cancel_requested honoured (or enforced after the grace period)
+        failed | stalled | cancelled -> queued   resume: attempt + 1, from the last checkpoint
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"
+        STALLED = "stalled", "Stalled"
+        CANCELLED = "cancelled", "Cancelled"
+
+    class Phase(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        PREPARING = "preparing", "Preparing"
+        LOADING_MODEL = "loading_model", "Loading model"
+        DOWNLOADING = "downloading", "Downloading model"
+        TOKENIZING = "tokenizing", "Tokenizing"
+        TRAINING = "training", "Training"
+        EVALUATING = "evaluating", "Evaluating"
+        SAVING = "saving", "Saving"
+        DONE = "done", "Done"
+
+    TRANSITIONS: dict[str, frozenset[str]] = {
+        Status.QUEUED: frozenset({Status.RUNNING, Status.CANCELLED, Status.FAILED}),
+        Status.RUNNING: frozenset(
+            {Status.COMPLETED, Status.FAILED, Status.STALLED, Status.CANCELLED}
+        ),
+        Status.FAILED: frozenset({Status.QUEUED}),
+        Status.STALLED: frozenset({Status.QUEUED}),
+        Status.CANCELLED: frozenset({Status.QUEUED}),
+        Status.COMPLETED: frozenset(),
+    }
+    ACTIVE_STATUSES = (Status.QUEUED, Status.RUNNING)
+    RESUMABLE_STATUSES = (Status.FAILED, Status.STALLED, Status.CANCELLED)
+
+    ml_model = models.ForeignKey(MLModel, on_delete=models.CASCADE, related_name="training_jobs")
+    status = models.CharField(
+        max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True
+    )
+    phase = models.CharField(max_length=20, choices=Phase.choices, default=Phase.QUEUED)
+    config = models.JSONField(default=dict, blank=True)
+
+    progress_percentage = models.FloatField(default=0.0)
+    current_epoch = models.FloatField(default=0.0)
+    total_epochs = models.PositiveIntegerField(default=0)
+    current_step = models.PositiveIntegerField(default=0)
+    total_steps = models.PositiveIntegerField(default=0)
+    eta_seconds = models.FloatField(null=True, blank=True)
+    last_loss = models.FloatField(null=True, blank=True)
+
+    celery_task_id = models.CharField(max_length=255, blank=True)
+    worker_host = models.CharField(max_length=255, blank=True)
+    worker_pid = models.PositiveIntegerField(null=True, blank=True)
+    child_pid = models.PositiveIntegerField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    progress_at = models.DateTimeField(null=True, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+
+    reason = models.TextField(blank=True)
+    metrics_history = models.JSONField(default=list, blank=True)
+    log_tail = models.TextField(blank=True)
+    device_plan = models.JSONField(default=dict, blank=True)
+    checkpoint_path = models.CharField(max_length=500, blank=True)
+    attempt = models.PositiveIntegerField(default=1)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TrainingJobQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "worker_host"])]
+
+    def __str__(self) -> str:
+        return f"Job {self.pk} ({self.status}) for {self.ml_model_id}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE_STATUSES
+
+    @property
+    def is_resumable(self) -> bool:
+        return self.status in self.RESUMABLE_STATUSES
+
+    @property
+    def heartbeat_age_seconds(self) -> float | None:
+        if self.heartbeat_at is None:
+            return None
+        return (timezone.now() - self.heartbeat_at).total_seconds()

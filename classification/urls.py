@@ -1,0 +1,23 @@
+from django.urls import path
+
+from classification.views import batches, classify, jobs, models
+
+app_name = "classification"
+urlpatterns = [
+    path("models/", models.model_list, name="model_list"),
+    path("models/new/", models.model_new, name="model_new"),
+    path("models/compare/", models.model_compare, name="model_compare"),
+    path("models/<int:pk>/", models.model_detail, name="model_detail"),
+    path("models/<int:pk>/download/", models.model_download, name="model_download"),
+    path("models/<int:pk>/evaluate/", models.model_evaluate, name="model_evaluate"),
+    path("models/<int:pk>/delete/", models.model_delete, name="model_delete"),
+    path("jobs/<int:pk>/", jobs.job_detail, name="job_detail"),
+    path("jobs/<int:pk>/progress/", jobs.job_progress, name="job_progress"),
+    path("jobs/<int:pk>/cancel/", jobs.job_cancel, name="job_cancel"),
+    path("jobs/<int:pk>/resume/", jobs.job_resume, name="job_resume"),
+    path("classify/", classify.classify, name="classify"),
+    path("classify/batches/", batches.batch_create, name="batch_create"),
+    path("classify/batches/<int:pk>/", batches.batch_detail, name="batch_detail"),
+    path("classify/batches/<int:pk>/progress/", batches.batch_progress, name="batch_progress"),
+    path("classify/batches/<int:pk>/download/", batches.batch_download, name="batch_download"),
+]

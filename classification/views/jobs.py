@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from classification import services
+from classification.models import TrainingJob
+from classification.views.presenters import job_reason_plain
+
+# The poll endpoint reads only these columns: metrics_history and log_tail are the only large
+# ones and the page needs both, but the ML model row is never loaded (one indexed join on pk).
+PROGRESS_FIELDS = (
+    "id", "status", "phase", "progress_percentage", "current_epoch", "total_epochs",
+    "current_step", "total_steps", "eta_seconds", "last_loss", "heartbeat_at", "progress_at",
+    "reason", "attempt", "cancel_requested", "started_at", "finished_at", "updated_at",
+    "ml_model_id", "ml_model__status",
+)
+
+
+def owned_job(request: HttpRequest, pk: int) -> TrainingJob:
+    return get_object_or_404(
+        TrainingJob.objects.select_related("ml_model", "ml_model__dataset"),
+        pk=pk, ml_model__owner=request.user,
+    )
+
+
+@login_required
+def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    job = owned_job(request, pk)
+    return render(request, "classification/job_detail.html", {
+        "job": job,
+        "model": job.ml_model,
+        "reason_plain": job_reason_plain(status=job.status, reason=job.reason),
+    })
+
+
+@require_GET
+def job_progress(request: HttpRequest, pk: int) -> JsonResponse:
+    """The small JSON the job page polls every 1-2 s; must stay one query and a few ms."""
+    if not request.user.is_authenticated:
+        return JsonResponse({"detail": "Log in first."}, status=401)
+    fields = [*PROGRESS_FIELDS, "metrics_history"]
+    if request.GET.get("log") == "1":  # the job page; the dashboard rows skip these columns
+        fields += ["log_tail", "device_plan"]
+    row = (
+        TrainingJob.objects.filter(pk=pk, ml_model__owner_id=request.user.pk)
+        .values(*fields)
+        .first()
+    )
+    if row is None:
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return JsonResponse(progress_payload(row, since=_int(request.GET.get("since"))))
+
+
+def progress_payload(row: dict, *, since: int = 0) -> dict:
+    """Shared by the page endpoint and the API's job status, from a `.values()` row."""
+    now = timezone.now()
+    history = row.get("metrics_history") or []
+    heartbeat = row["heartbeat_at"]
+    status = row["status"]
+    payload = {
+        "id": row["id"],
+        "model_id": row["ml_model_id"],
+        "model_status": row.get("ml_model__status"),
+        "status": status,
+        "status_display": TrainingJob.Status(status).label,
+        "phase": row["phase"],
+        "phase_display": _phase_label(row["phase"]),
+        "progress": round(row["progress_percentage"] or 0.0, 2),
+        "epoch": row["current_epoch"],
+        "total_epochs": row["total_epochs"],
+        "step": row["current_step"],
+        "total_steps": row["total_steps"],
+        "eta_seconds": row["eta_seconds"],
+        "loss": row["last_loss"],
+        "heartbeat_age_seconds": (now - heartbeat).total_seconds() if heartbeat else None,
+        "attempt": row["attempt"],
+        "cancel_requested": row["cancel_requested"],
+        "is_active": status in TrainingJob.ACTIVE_STATUSES,
+        "is_resumable": status in TrainingJob.RESUMABLE_STATUSES,
+        "reason": row["reason"],
+        "reason_plain": job_reason_plain(status=status, reason=row["reason"]),
+        "history_length": len(history),
+        "history": history[since:] if since < len(history) else [],
+        "updated_at": row["updated_at"].isoformat() if row["updated_at"] else None,
+    }
+    if "log_tail" in row:
+        payload["log_tail"] = row["log_tail"]
+    if "device_plan" in row:
+        payload["device_plan"] = row["device_plan"] or {}
+    return payload
+
+
+def _phase_label(phase: str) -> str:
+    try:
+        return TrainingJob.Phase(phase).label
+    except ValueError:
+        return phase.replace("_", " ").capitalize()
+
+
+def _int(value: str | None) -> int:
+    try:
+        return max(0, int(value or 0))
+    except ValueError:
+        return 0
+
+
+@login_required
+@require_POST
+def job_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    job = owned_job(request, pk)
+    if not job.is_active:
+        messages.warning(request, "This job is not running, so there is nothing to cancel.")
+    else:
+        services.training_job_cancel(job=job)
+        messages.info(request, "Cancellation requested. The job stops at the next safe point.")
+    return redirect("classification:job_detail", pk=job.pk)
+
+
+@login_required
+@require_POST
+def job_resume(request: HttpRequest, pk: int) -> HttpResponse:
+    job = owned_job(request, pk)
+    if not job.is_resumable:
+        messages.warning(request, "Only failed, stalled or cancelled jobs can be resumed.")
+        return redirect("classification:job_detail", pk=job.pk)
+    try:
+        resumed = services.training_job_resume(job=job)
+    except ValueError as exc:
+        messages.error(request, str(exc))
+        return redirect("classification:job_detail", pk=job.pk)
+    messages.success(request, "Resumed from the last checkpoint.")
+    target = resumed.pk if isinstance(resumed, TrainingJob) else job.pk
+    return redirect("classification:job_detail", pk=target)

@@ -1,0 +1,252 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.text import slugify
+from django.views.decorators.http import require_POST
+
+from classification import ml_models, services
+from classification.forms import PRESETS, FileUploadForm, TrainingJobCreateForm
+from classification.models import MLModel, TrainingJob
+from classification.views.presenters import metric_rows
+from dataset_management.models import Dataset
+from dataset_management.readers import DatasetFileError
+from web.estimates import (
+    GPU_SPEEDUP,
+    SAMPLES_PER_SECOND_PER_THREAD,
+    SINGLE_PASS_TYPES,
+    device_plan_summary,
+)
+from web.zipstream import zip_directory_stream
+
+
+def owned_model(request: HttpRequest, pk: int) -> MLModel:
+    return get_object_or_404(MLModel.objects.select_related("dataset"), pk=pk, owner=request.user)
+
+
+@login_required
+def model_list(request: HttpRequest) -> HttpResponse:
+    models = MLModel.objects.filter(owner=request.user).select_related("dataset").defer(
+        "device_plan", "library_versions", "parameters"
+    )
+    return render(request, "classification/model_list.html", {"models": models})
+
+
+@login_required
+def model_new(request: HttpRequest) -> HttpResponse:
+    form = TrainingJobCreateForm(request.POST or None, owner=request.user,
+                                 initial={"dataset": request.GET.get("dataset")})
+    if request.method == "POST" and form.is_valid():
+        try:
+            job = services.training_job_create(
+                owner=request.user,
+                dataset=form.cleaned_data["dataset"],
+                model_type=form.cleaned_data["model_type"],
+                name=form.model_name(),
+                config=form.training_config(),
+            )
+        except (ValueError, ml_models.ModelUnavailableError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "Training queued. This page updates as it runs.")
+            return redirect("classification:job_detail", pk=job.pk)
+    datasets = Dataset.objects.filter(owner=request.user).only(
+        "id", "name", "row_count", "split_sizes", "label_names"
+    )
+    types = [
+        {**spec.as_dict(), "availability": ml_models.model_availability(key)}
+        for key, spec in ml_models.REGISTRY.items()
+    ]
+    plan = device_plan_summary()
+    estimator = {
+        "rates": SAMPLES_PER_SECOND_PER_THREAD,
+        "single_pass": sorted(SINGLE_PASS_TYPES),
+        "gpu_speedup": GPU_SPEEDUP,
+        "plan": {"device": plan.get("device", "cpu"), "threads": plan.get("threads", 1)},
+        "presets": {k: p["config"] for k, p in PRESETS.items()},
+        "rows": {
+            str(d.pk): int((d.split_sizes or {}).get("train") or d.row_count or 0) for d in datasets
+        },
+    }
+    return render(request, "classification/model_new.html", {
+        "form": form,
+        "types": types,
+        "presets": PRESETS,
+        "plan": plan,
+        "estimator": estimator,
+        "has_datasets": bool(datasets),
+    })
+
+
+def _artifact_dir(model: MLModel) -> Path | None:
+    if not model.artifact_path:
+        return None
+    path = Path(model.artifact_path)
+    if not path.is_absolute():
+        path = Path(settings.MODEL_ARTIFACT_ROOT) / path
+    return path if path.is_dir() else None
+
+
+def _manifest(model: MLModel) -> dict[str, Any]:
+    folder = _artifact_dir(model)
+    if folder is None or not (folder / "manifest.json").is_file():
+        return {}
+    try:
+        return json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def confusion_tables(confusion: Any) -> list[dict[str, Any]]:
+    """Heatmap-ready tables: one N x N table (single-label) or one 2 x 2 per label (multi-label)."""
+    if not confusion:
+        return []
+    if isinstance(confusion, dict) and "matrix" in confusion:
+        return [_heat(title="", labels=confusion["labels"], matrix=confusion["matrix"])]
+    return [
+        _heat(title=label, labels=["no", "yes"], matrix=matrix)
+        for label, matrix in confusion.items()
+    ]
+
+
+def _heat(*, title: str, labels: list[str], matrix: list[list[int]]) -> dict[str, Any]:
+    peak = max((v for row in matrix for v in row), default=0) or 1
+    rows = []
+    for label, row in zip(labels, matrix, strict=False):
+        total = sum(row) or 1
+        rows.append({
+            "label": label,
+            # Colour by the row share so rare labels are as readable as common ones.
+            "cells": [{"value": v, "alpha": round(0.08 + 0.85 * v / total, 3),
+                       "dark": v / total > 0.55} for v in row],
+        })
+    return {"title": title, "labels": labels, "rows": rows, "peak": peak}
+
+
+@login_required
+def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    model = owned_model(request, pk)
+    metrics = model.metrics or {}
+    manifest = _manifest(model) if model.is_trained else {}
+    thresholds = metrics.get("thresholds") or manifest.get("thresholds") or []
+    label_names = model.label_names or manifest.get("label_names") or []
+    per_label = metrics.get("per_label") or {}
+    jobs = TrainingJob.objects.filter(ml_model=model).only(
+        "id", "status", "attempt", "created_at", "finished_at", "progress_percentage"
+    )
+    return render(request, "classification/model_detail.html", {
+        "model": model,
+        "metrics": metrics,
+        "metric_rows": metric_rows(metrics),
+        "per_label": [
+            {"label": name, **per_label.get(name, {}),
+             "threshold": thresholds[i] if i < len(thresholds) else None}
+            for i, name in enumerate(label_names)
+        ],
+        "show_thresholds": model.is_multilabel and bool(thresholds),
+        "confusion": confusion_tables(metrics.get("confusion")),
+        "mistakes": metrics.get("confident_mistakes") or [],
+        "jobs": jobs,
+        "evaluate_form": FileUploadForm(),
+        "evaluation": request.session.pop(f"evaluation-{model.pk}", None),
+        "per_label_chart": {
+            "labels": label_names,
+            "f1": [per_label.get(n, {}).get("f1", 0) for n in label_names],
+        },
+    })
+
+
+@login_required
+def model_download(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    model = owned_model(request, pk)
+    folder = _artifact_dir(model) if model.is_trained else None
+    if folder is None:
+        raise Http404("This model has no trained artifact to download.")
+    name = slugify(model.name) or f"model-{model.pk}"
+    response = StreamingHttpResponse(zip_directory_stream(folder, prefix=name),
+                                     content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{name}.zip"'
+    return response
+
+
+@login_required
+@require_POST
+def model_evaluate(request: HttpRequest, pk: int) -> HttpResponse:
+    model = owned_model(request, pk)
+    form = FileUploadForm(request.POST, request.FILES)
+    if not model.is_trained:
+        messages.error(request, "Train the model before evaluating it.")
+    elif not form.is_valid():
+        messages.error(request, "Choose a file to evaluate on.")
+    else:
+        try:
+            result = services.mlmodel_evaluate_upload(
+                ml_model=model, uploaded_file=form.cleaned_data["file"]
+            )
+        except (ValueError, DatasetFileError) as exc:
+            messages.error(request, f"Could not evaluate on that file: {exc}")
+        else:
+            request.session[f"evaluation-{model.pk}"] = {
+                "filename": form.cleaned_data["file"].name,
+                "rows": metric_rows(result),
+            }
+    return redirect("classification:model_detail", pk=model.pk)
+
+
+@login_required
+def model_compare(request: HttpRequest) -> HttpResponse:
+    ids = [int(i) for i in request.GET.getlist("ids") if i.isdigit()][:8]
+    models = list(MLModel.objects.filter(owner=request.user, pk__in=ids).select_related("dataset"))
+    if ids and len(models) != len(set(ids)):
+        raise Http404("One of those models does not exist.")
+    choices = MLModel.objects.filter(owner=request.user, status=MLModel.Status.TRAINED).only(
+        "id", "name", "model_type"
+    )
+    keys = [("micro_f1", "Micro-F1"), ("macro_f1", "Macro-F1"), ("weighted_f1", "Weighted F1"),
+            ("accuracy", "Accuracy"), ("subset_accuracy", "Subset accuracy"),
+            ("hamming_loss", "Hamming loss"), ("roc_auc_macro", "ROC-AUC (macro)"),
+            ("n", "Test examples")]
+    rows = [
+        {"label": label, "values": [(m.metrics or {}).get(key) for m in models]}
+        for key, label in keys
+        if any((m.metrics or {}).get(key) is not None for m in models)
+    ]
+    labels = sorted({name for m in models for name in (m.metrics or {}).get("per_label", {})})
+    chart = {
+        "models": [m.name for m in models],
+        "headline": {
+            label: [(m.metrics or {}).get(key) or 0 for m in models]
+            for key, label in keys[:3]
+        },
+        "labels": labels,
+        "per_label_f1": [
+            [
+                ((m.metrics or {}).get("per_label", {}).get(name) or {}).get("f1", 0)
+                for name in labels
+            ]
+            for m in models
+        ],
+    }
+    return render(request, "classification/model_compare.html", {
+        "models": models, "rows": rows, "chart": chart, "choices": choices, "selected": ids,
+    })
+
+
+@login_required
+@require_POST
+def model_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    model = owned_model(request, pk)
+    if model.training_jobs.filter(status__in=TrainingJob.ACTIVE_STATUSES).exists():
+        messages.error(request, "Cancel the running training before deleting this model.")
+        return redirect("classification:model_detail", pk=model.pk)
+    name = model.name
+    model.delete()
+    messages.success(request, f"Deleted model “{name}”.")
+    return redirect("classification:model_list")

@@ -1,0 +1,47 @@
+"""Create the demo user and import the demo dataset, once. Run by start_m1.sh on every start."""
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.files import File
+from django.core.management.base import BaseCommand
+
+from dataset_management.models import Dataset
+
+DEMO_FILE = Path(settings.BASE_DIR) / "demo_data" / "medlit_challenge.csv"
+DEMO_DATASET_NAME = "Medical literature domains (demo)"
+
+
+class Command(BaseCommand):
+    help = "Create the demo user and import the demo dataset if they do not exist yet."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--username", default="demo")
+        parser.add_argument("--password", default="medlitbot-demo")
+
+    def handle(self, *args: Any, username: str, password: str, **options: Any) -> None:
+        from dataset_management.services import dataset_create_from_upload
+
+        user_model = get_user_model()
+        user, created = user_model.objects.get_or_create(
+            username=username, defaults={"email": f"{username}@example.org", "is_staff": True}
+        )
+        if created:
+            user.set_password(password)
+            user.save(update_fields=["password"])
+        if not Dataset.objects.filter(owner=user, name=DEMO_DATASET_NAME).exists():
+            with DEMO_FILE.open("rb") as handle:
+                dataset = dataset_create_from_upload(
+                    owner=user,
+                    uploaded_file=File(handle, name=DEMO_FILE.name),
+                    name=DEMO_DATASET_NAME,
+                    description="2,855 biomedical abstracts labelled with one or more of four "
+                    "domains. See demo_data/SOURCE.md.",
+                )
+            self.stdout.write(f"imported the demo dataset ({dataset.row_count} rows)")
+        state = "created" if created else "exists"
+        self.stdout.write(
+            self.style.SUCCESS(f"demo user {state}: username={username} password={password}")
+        )

@@ -1,0 +1,13 @@
+import os
+import socket
+
+from celery import shared_task
+
+from core.models import WorkerPing
+
+
+@shared_task(name="core.worker_ping")
+def worker_ping(token: str) -> None:
+    WorkerPing.objects.get_or_create(
+        token=token, defaults={"hostname": socket.gethostname(), "pid": os.getpid()}
+    )

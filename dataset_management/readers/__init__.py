@@ -1,0 +1,90 @@
+"""Readers: one module per file format, all returning a streaming RecordStream.
+
+`read_records` picks the reader from the file's extension, checked against its first bytes
+(a workbook renamed to .csv is still read as a workbook).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import ERROR_KEY, MAX_FIELD_CHARS, Record, RecordStream
+from .csv_reader import read_csv
+from .encoding import UTF8_BOM, detect_encoding
+from .errors import DatasetFileError
+from .json_reader import read_json, read_jsonl
+from .nbib import read_nbib
+from .ris import read_ris
+from .xlsx import read_xlsx
+
+__all__ = [
+    "ERROR_KEY",
+    "MAX_FIELD_CHARS",
+    "DatasetFileError",
+    "Record",
+    "RecordStream",
+    "read_records",
+    "sniff_format",
+]
+
+_BY_EXTENSION = {
+    "csv": "csv",
+    "tsv": "tsv",
+    "tab": "tsv",
+    "xlsx": "xlsx",
+    "json": "json",
+    "jsonl": "jsonl",
+    "ndjson": "jsonl",
+    "ris": "ris",
+    "nbib": "nbib",
+    "medline": "nbib",
+}
+_ZIP_MAGIC = b"PK\x03\x04"
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0"  # legacy .xls / .doc
+
+
+def sniff_format(path: Path, *, filename: str) -> str:
+    with path.open("rb") as f:
+        head = f.read(4096)
+    if head.startswith(_ZIP_MAGIC):
+        return "xlsx"
+    if head.startswith(_OLE_MAGIC):
+        raise DatasetFileError("Legacy .xls workbooks are not supported: save it as .xlsx or CSV.")
+    ext = filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
+    fmt = _BY_EXTENSION.get(ext)
+    if fmt == "xlsx":
+        raise DatasetFileError("The file is not a valid XLSX workbook.")
+    text = head.removeprefix(UTF8_BOM).lstrip()
+    # A .csv that starts with "[" was saved by a tool that picked the wrong extension.
+    if fmt and not (fmt == "csv" and text[:1] in (b"[", b"{")):
+        return fmt
+    if text.startswith(b"["):
+        return "json"
+    if text.startswith(b"{"):
+        return "jsonl"
+    if text.startswith(b"TY  -"):
+        return "ris"
+    if text.startswith(b"PMID-"):
+        return "nbib"
+    return "tsv" if ext in ("tsv", "tab") else "csv"
+
+
+def read_records(path: str | Path, *, filename: str) -> RecordStream:
+    """Open `path` (uploaded as `filename`) and stream its records; DatasetFileError if not."""
+    path = Path(path)
+    if path.stat().st_size == 0:
+        raise DatasetFileError("The file is empty.")
+    fmt = sniff_format(path, filename=filename)
+    if fmt == "xlsx":
+        return read_xlsx(path)
+    encoding, how = detect_encoding(path)
+    stream = {
+        "csv": lambda: read_csv(path, encoding=encoding),
+        "tsv": lambda: read_csv(path, encoding=encoding, delimiter="\t"),
+        "json": lambda: read_json(path, encoding=encoding),
+        "jsonl": lambda: read_jsonl(path, encoding=encoding),
+        "ris": lambda: read_ris(path, encoding=encoding),
+        "nbib": lambda: read_nbib(path, encoding=encoding),
+    }[fmt]()
+    stream.details["encoding_detection"] = how
+    return stream

@@ -1,0 +1,58 @@
+"""What every reader returns: the columns up front, then the records one at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import DatasetFileError
+
+# A record: its position in the source (line or record number, 1-based, for error messages)
+# and its values by column. Values are str, or list[str] for multi-valued fields (RIS KW).
+Record = tuple[int, dict[str, Any]]
+# A record that could not be parsed but should not stop the import carries only this key, whose
+# value is the reason; the importer counts it as a dropped row.
+ERROR_KEY = "__error__"
+
+# Python's csv default is 128 KB; a real abstract is a few KB, so 1 MB in one field means an
+# unclosed quote or a file that is not what it claims to be.
+MAX_FIELD_CHARS = 1024 * 1024
+
+
+@dataclass
+class RecordStream:
+    format: str
+    encoding: str
+    columns: list[str]
+    records: Iterator[Record]
+    details: dict[str, Any] = field(default_factory=dict)
+    close: Callable[[], None] = lambda: None
+
+    def __enter__(self) -> RecordStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def check_columns(columns: list[str]) -> list[str]:
+    """Strip header names, name blank ones, and refuse names that clash (case-insensitively)."""
+    cleaned: list[str] = []
+    seen: dict[str, str] = {}
+    for i, raw in enumerate(columns, start=1):
+        name = str(raw if raw is not None else "").strip() or f"column_{i}"
+        key = name.casefold()
+        if key in seen:
+            raise DatasetFileError(f"Duplicate column name '{name}' in the header.")
+        seen[key] = name
+        cleaned.append(name)
+    return cleaned
+
+
+def check_field(value: str, where: str) -> str:
+    if len(value) > MAX_FIELD_CHARS:
+        raise DatasetFileError(
+            f"{where} has a field larger than 1 MB; the file may have an unclosed quote."
+        )
+    return value

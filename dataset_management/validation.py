@@ -1,0 +1,173 @@
+"""The validation report: what was read, dropped, duplicated, and how the labels look."""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+MAX_EXAMPLES = 5
+# Fewer examples than this and a label cannot appear in train, validation and test.
+MIN_EXAMPLES_PER_LABEL = 3
+# Past this many labels the co-occurrence matrix is too big to be worth storing in a JSON field.
+MAX_COOCCURRENCE_LABELS = 50
+
+
+class ReportBuilder:
+    """Accumulates per-row facts in compact arrays while rows stream past; finish() summarises."""
+
+    def __init__(self) -> None:
+        self.rows_read = 0
+        self.dropped: Counter[str] = Counter()
+        self.dropped_examples: list[dict[str, Any]] = []
+        self.chars = array("l")
+        self.words = array("l")
+        self._first_row_by_text: dict[bytes, int] = {}
+        self.duplicate_pairs: list[tuple[int, int]] = []  # (first kept index, this kept index)
+        self.source_rows = array("l")
+        self.warnings: list[str] = []
+        self.notes: list[str] = []
+
+    def drop(self, *, row: int, reason: str) -> None:
+        self.dropped[reason] += 1
+        if len(self.dropped_examples) < MAX_EXAMPLES * 2:
+            self.dropped_examples.append({"row": row, "reason": reason})
+
+    def keep(self, *, row: int, text: str) -> int:
+        index = len(self.chars)
+        self.source_rows.append(row)
+        self.chars.append(len(text))
+        self.words.append(len(text.split()))
+        digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        first = self._first_row_by_text.setdefault(digest, index)
+        if first != index:
+            self.duplicate_pairs.append((first, index))
+        return index
+
+    def finish(self, *, labels: list[tuple[str, ...]] | None, label_names: list[str],
+               label_matrix: np.ndarray | None) -> dict[str, Any]:
+        kept = len(self.chars)
+        report: dict[str, Any] = {
+            "rows_read": self.rows_read,
+            "rows_kept": kept,
+            "rows_dropped": sum(self.dropped.values()),
+            "dropped_by_reason": dict(self.dropped.most_common()),
+            "dropped_examples": self.dropped_examples,
+            "duplicates": self._duplicates(labels),
+            "text_length": {
+                "chars": _stats(self.chars), "words": _stats(self.words),
+            },
+            "length_histogram": _histogram(self.words),
+        }
+        if labels is not None and label_matrix is not None:
+            counts = label_matrix.sum(axis=0)
+            report["label_counts"] = {n: int(c) for n, c in zip(label_names, counts, strict=True)}
+            per_row = Counter(len(row) for row in labels)
+            report["labels_per_row"] = {str(k): v for k, v in sorted(per_row.items())}
+            rare = {n: int(c) for n, c in zip(label_names, counts, strict=True)
+                    if c < MIN_EXAMPLES_PER_LABEL}
+            report["rare_labels"] = rare
+            if rare:
+                self.warnings.append(
+                    f"{len(rare)} label(s) have fewer than {MIN_EXAMPLES_PER_LABEL} examples and "
+                    f"cannot be split or learned reliably: {', '.join(sorted(rare)[:10])}."
+                )
+            if len(label_names) <= MAX_COOCCURRENCE_LABELS:
+                y = label_matrix.astype(np.int64)
+                report["cooccurrence"] = {
+                    "labels": label_names, "matrix": (y.T @ y).tolist(),
+                }
+            else:
+                self.notes.append(
+                    f"Co-occurrence matrix omitted: {len(label_names)} labels "
+                    f"(> {MAX_COOCCURRENCE_LABELS})."
+                )
+        report["warnings"] = self.warnings
+        report["notes"] = self.notes
+        return report
+
+    def _duplicates(self, labels: list[tuple[str, ...]] | None) -> dict[str, Any]:
+        groups: dict[int, list[int]] = {}
+        for first, index in self.duplicate_pairs:
+            groups.setdefault(first, [first]).append(index)
+        conflicting = [
+            rows for rows in groups.values()
+            if labels is not None and len({frozenset(labels[i]) for i in rows}) > 1
+        ]
+        if self.duplicate_pairs:
+            self.warnings.append(
+                f"{len(self.duplicate_pairs)} row(s) repeat an earlier row's text exactly"
+                + (f"; {len(conflicting)} of those texts carry conflicting labels." if conflicting
+                   else ".")
+            )
+        source = self.source_rows
+        examples = list(groups.values())[:MAX_EXAMPLES]
+        return {
+            "duplicate_rows": len(self.duplicate_pairs),
+            "duplicate_groups": len(groups),
+            "conflicting_label_groups": len(conflicting),
+            "examples": [[source[i] for i in rows] for rows in examples],
+            "conflicting_examples": [[source[i] for i in rows] for rows in
+                                     conflicting[:MAX_EXAMPLES]],
+        }
+
+
+def _stats(values: array) -> dict[str, float]:
+    if not values:
+        return {}
+    a = np.asarray(values)
+    return {
+        "min": int(a.min()), "median": float(np.median(a)), "mean": round(float(a.mean()), 1),
+        "p95": float(np.percentile(a, 95)), "max": int(a.max()),
+    }
+
+
+def _histogram(words: array, bins: int = 20) -> dict[str, Any]:
+    if not words:
+        return {"unit": "words", "edges": [], "counts": []}
+    counts, edges = np.histogram(np.asarray(words), bins=bins)
+    return {"unit": "words", "edges": [round(float(e), 1) for e in edges],
+            "counts": counts.tolist()}
+
+
+def report_lines(report: dict[str, Any]) -> list[str]:
+    """The report as plain lines for a terminal."""
+    lines = [
+        f"Format: {report.get('format')}  encoding: {report.get('encoding') or '-'}"
+        + (f"  delimiter: {report['delimiter']}" if report.get("delimiter") else ""),
+        f"Columns: {', '.join(report.get('columns', []))}",
+        "Mapping: " + ", ".join(f"{k}={v!r}" for k, v in report.get("mapping", {}).items()
+                                 if v not in (None, {}, "")),
+        f"Rows read: {report['rows_read']}  kept: {report['rows_kept']}  "
+        f"dropped: {report['rows_dropped']}",
+    ]
+    for reason, count in report.get("dropped_by_reason", {}).items():
+        lines.append(f"  dropped {count}: {reason}")
+    for ex in report.get("dropped_examples", [])[:MAX_EXAMPLES]:
+        lines.append(f"    e.g. row {ex['row']}: {ex['reason']}")
+    dup = report.get("duplicates", {})
+    lines.append(f"Duplicate texts: {dup.get('duplicate_rows', 0)} "
+                 f"(conflicting labels in {dup.get('conflicting_label_groups', 0)} group(s))")
+    if report.get("label_counts"):
+        kind = "multi-label" if report.get("multilabel") else "single-label"
+        lines.append(f"Labels ({kind}, separator {report.get('label_separator')!r}):")
+        for name, count in sorted(report["label_counts"].items(), key=lambda kv: -kv[1]):
+            lines.append(f"  {name}: {count}")
+    else:
+        lines.append("Labels: none (unlabelled: prediction only)")
+    for unit in ("chars", "words"):
+        s = report.get("text_length", {}).get(unit)
+        if s:
+            lines.append(f"Text length ({unit}): min {s['min']}  median {s['median']:g}  "
+                         f"mean {s['mean']:g}  p95 {s['p95']:g}  max {s['max']}")
+    split = report.get("split", {})
+    if split:
+        sizes = split.get("sizes", {})
+        lines.append(f"Split ({split.get('method')}, seed {split.get('seed')}): "
+                     + "  ".join(f"{k} {v}" for k, v in sizes.items()))
+    lines += [f"Warning: {w}" for w in report.get("warnings", [])]
+    lines += [f"Note: {n}" for n in report.get("notes", []) + split.get("notes", [])]
+    return lines

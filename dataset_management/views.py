@@ -1,0 +1,209 @@
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from dataset_management import selectors, services
+from dataset_management.forms import DatasetUploadForm
+from dataset_management.models import Dataset
+from dataset_management.readers import DatasetFileError
+from dataset_management.splitting import DEFAULT_RATIOS, split_ratios_validate
+from web.staging import upload_discard, upload_open, upload_stage
+
+# Form field -> mapping override key (dataset_management.mapping.OVERRIDE_KEYS).
+MAPPING_FIELDS = {
+    "map_title": "title_column",
+    "map_abstract": "abstract_column",
+    "map_label": "label_column",
+    "map_split": "split_column",
+    "map_label_separator": "label_separator",
+}
+IMPORT_ERRORS = (DatasetFileError, ValueError)
+
+
+def owned_dataset(request: HttpRequest, pk: int) -> Dataset:
+    try:
+        dataset = selectors.dataset_get(owner=request.user, pk=pk)
+    except Dataset.DoesNotExist:
+        dataset = None
+    if dataset is None:
+        raise Http404("No such dataset.")
+    return dataset
+
+
+@login_required
+def dataset_list(request: HttpRequest) -> HttpResponse:
+    datasets = selectors.dataset_list(owner=request.user)
+    return render(request, "datasets/list.html", {"datasets": datasets})
+
+
+@login_required
+def dataset_upload(request: HttpRequest) -> HttpResponse:
+    """Step 1: receive the file, stage it, and show what we detected."""
+    form = DatasetUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        uploaded = form.cleaned_data["file"]
+        token = upload_stage(owner_id=request.user.pk, uploaded_file=uploaded)
+        return _preview(request, staging=_Staging(
+            token=token, name=form.cleaned_data["name"],
+            description=form.cleaned_data.get("description", ""),
+            split_ratios=form.cleaned_data["split_ratios"], seed=form.cleaned_data["seed"],
+            label_map=form.cleaned_data.get("label_map") or {},
+        ), overrides=form.mapping_overrides())
+    return render(request, "datasets/upload.html", {
+        "form": form, "max_mb": settings.MAX_UPLOAD_SIZE // 1048576,
+    }, status=400 if form.errors else 200)
+
+
+@dataclass
+class _Staging:
+    """What the preview page carries between its requests besides the column choices."""
+
+    token: str
+    name: str
+    description: str
+    split_ratios: tuple[float, ...]
+    seed: int
+    label_map: dict[str, str]
+
+    @classmethod
+    def from_post(cls, post: Any) -> _Staging:
+        try:
+            raw = post.get("split_ratios", "").split(",")
+            ratios = split_ratios_validate([float(x) for x in raw])
+        except ValueError:
+            ratios = DEFAULT_RATIOS
+        try:
+            label_map = json.loads(post.get("label_map") or "{}")
+        except ValueError:
+            label_map = {}
+        return cls(
+            token=post.get("token", ""),
+            name=post.get("name", "").strip()[:200] or "Untitled dataset",
+            description=post.get("description", ""),
+            split_ratios=tuple(ratios),
+            seed=int(post["seed"]) if str(post.get("seed", "")).isdigit() else 42,
+            label_map=label_map if isinstance(label_map, dict) else {},
+        )
+
+    @property
+    def split_ratios_text(self) -> str:
+        return ",".join(f"{r:g}" for r in self.split_ratios)
+
+    @property
+    def label_map_json(self) -> str:
+        return json.dumps(self.label_map) if self.label_map else ""
+
+
+def _overrides(post: Any, staging: _Staging) -> dict[str, Any]:
+    # An empty choice means "detect it"; the services ignore empty overrides.
+    out = {key: post[name] for name, key in MAPPING_FIELDS.items() if post.get(name)}
+    if post.get("map_unlabelled"):
+        out["unlabelled"] = True
+        out.pop("label_column", None)
+    if staging.label_map:
+        out["label_map"] = staging.label_map
+    return out
+
+
+def _preview(request: HttpRequest, *, staging: _Staging, overrides: dict[str, Any],
+             error: str = "") -> HttpResponse:
+    staged = upload_open(owner_id=request.user.pk, token=staging.token)
+    if staged is None:
+        messages.error(request, "That upload has expired. Please upload the file again.")
+        return redirect("datasets:upload")
+    with staged:
+        try:
+            preview = services.dataset_preview(uploaded_file=staged, mapping_overrides=overrides)
+            if not preview.report.get("rows_sampled"):
+                raise DatasetFileError("The file has a header but no data rows.")
+        except IMPORT_ERRORS as exc:
+            if overrides:  # the column choice is wrong: show what we detect, and why
+                return _preview(request, staging=staging, overrides={},
+                                error=f"Those columns do not work: {exc}")
+            upload_discard(owner_id=request.user.pk, token=staging.token)
+            form = DatasetUploadForm(initial={"name": staging.name,
+                                              "description": staging.description})
+            return render(request, "datasets/upload.html", {
+                "form": form, "read_error": str(exc),
+                "max_mb": settings.MAX_UPLOAD_SIZE // 1048576,
+            }, status=400)
+    return render(request, "datasets/preview.html", {
+        "staging": staging, "preview": preview, "error": error,
+        "unlabelled": bool(overrides.get("unlabelled")),
+    })
+
+
+@login_required
+@require_POST
+def dataset_upload_confirm(request: HttpRequest) -> HttpResponse:
+    """Step 2: re-check with the person's overrides, or create the dataset from the staged file."""
+    staging = _Staging.from_post(request.POST)
+    overrides = _overrides(request.POST, staging)
+    action = request.POST.get("action")
+    if action == "cancel":
+        upload_discard(owner_id=request.user.pk, token=staging.token)
+        return redirect("datasets:list")
+    if action != "create":
+        return _preview(request, staging=staging, overrides=overrides)
+    staged = upload_open(owner_id=request.user.pk, token=staging.token)
+    if staged is None:
+        messages.error(request, "That upload has expired. Please upload the file again.")
+        return redirect("datasets:upload")
+    with staged:
+        try:
+            dataset = services.dataset_create_from_upload(
+                owner=request.user, uploaded_file=staged, name=staging.name,
+                description=staging.description, mapping=overrides or None,
+                split_ratios=staging.split_ratios, seed=staging.seed,
+            )
+        except IMPORT_ERRORS as exc:
+            return _preview(request, staging=staging, overrides=overrides,
+                            error=f"The dataset could not be created: {exc}")
+    upload_discard(owner_id=request.user.pk, token=staging.token)
+    messages.success(request, f"Dataset “{dataset.name}” created with {dataset.row_count} rows.")
+    return redirect("datasets:detail", pk=dataset.pk)
+
+
+@login_required
+def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    dataset = owned_dataset(request, pk)
+    counts = dataset.label_counts or {}
+    histogram = _histogram_bars(selectors.dataset_length_histogram(dataset=dataset))
+    return render(request, "datasets/detail.html", {
+        "dataset": dataset,
+        "samples": selectors.dataset_sample_rows(dataset=dataset, n=12),
+        "models_using": selectors.dataset_models_using(dataset=dataset),
+        "report": dataset.report or {},
+        "charts": {
+            "labels": list(counts.keys()),
+            "counts": list(counts.values()),
+            "histogram": histogram,
+        },
+    })
+
+
+def _histogram_bars(histogram: dict[str, Any]) -> dict[str, Any]:
+    """Bin edges [a, b, c] -> bar labels ["a-b", "b-c"] for the chart."""
+    edges = histogram.get("edges") or []
+    labels = [f"{edges[i]:.0f}–{edges[i + 1]:.0f}" for i in range(len(edges) - 1)]
+    return {"labels": labels, "counts": histogram.get("counts") or [],
+            "unit": histogram.get("unit", "words")}
+
+
+@login_required
+@require_POST
+def dataset_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    dataset = owned_dataset(request, pk)
+    name = dataset.name
+    services.dataset_delete(dataset=dataset)
+    messages.success(request, f"Deleted dataset “{name}”. Models trained on it still work.")
+    return redirect("datasets:list")

@@ -1,0 +1,222 @@
+"""MedLitBot settings, read from the environment (and `.env`) with django-environ.
+
+Every variable is documented in `env.m1.example`.
+"""
+
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+# The process environment wins over .env, so tests and start_m1.sh can override single values.
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+INSECURE_DEFAULT_SECRET_KEY = "django-insecure-medlitbot-development-key-change-me"
+
+DEBUG = env.bool("DEBUG", default=True)
+SECRET_KEY = env.str("SECRET_KEY", default=INSECURE_DEFAULT_SECRET_KEY)
+if not DEBUG and SECRET_KEY in ("", INSECURE_DEFAULT_SECRET_KEY):
+    raise ImproperlyConfigured(
+        "SECRET_KEY is missing or still the development default, and DEBUG=False. "
+        "Set SECRET_KEY in .env (python -c 'import secrets; print(secrets.token_urlsafe(50))')."
+    )
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "core",
+    "dataset_management",
+    "classification",
+    "api",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "medlitbot_project.urls"
+WSGI_APPLICATION = "medlitbot_project.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database ---------------------------------------------------------------------------------
+# SQLite is the default so a fresh clone runs with no service. DATABASE_URL switches to
+# PostgreSQL (or anything django-environ understands) unless USE_SQLITE=True forces SQLite.
+_database_url = env.str("DATABASE_URL", default="")
+USE_SQLITE = env.bool("USE_SQLITE", default=not _database_url)
+SQLITE_PATH = env.path("SQLITE_PATH", default=BASE_DIR / "db.sqlite3")
+if USE_SQLITE or not _database_url:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": str(SQLITE_PATH),
+            "OPTIONS": {
+                # The web process reads while the worker and its training child write progress.
+                # WAL lets readers and one writer coexist; IMMEDIATE takes the write lock at BEGIN
+                # so two writers queue on the busy timeout instead of failing with
+                # "database is locked" when a read lock cannot be upgraded.
+                "transaction_mode": "IMMEDIATE",
+                "timeout": env.int("SQLITE_BUSY_TIMEOUT", default=30),
+                "init_command": (
+                    "PRAGMA journal_mode=WAL;"
+                    "PRAGMA synchronous=NORMAL;"
+                    "PRAGMA busy_timeout=30000;"
+                ),
+            },
+        }
+    }
+else:
+    DATABASES = {"default": env.db_url_config(_database_url)}
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "dashboard"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env.str("TIME_ZONE", default="UTC")
+USE_I18N = True
+USE_TZ = True
+
+# --- Files ------------------------------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
+STATICFILES_DIRS = [BASE_DIR / "static"]
+MEDIA_URL = "media/"
+MEDIA_ROOT = env.path("MEDIA_ROOT", default=BASE_DIR / "media")
+# Trained artifacts and job checkpoints; kept apart from uploads so backups can differ.
+MODEL_ARTIFACT_ROOT = env.path("MODEL_ARTIFACT_ROOT", default=BASE_DIR / "model_artifacts")
+# Pre-downloaded HF models, looked up as MEDLITBOT_MODEL_DIR/<model_type> before the HF cache.
+MEDLITBOT_MODEL_DIR = env.path("MEDLITBOT_MODEL_DIR", default=BASE_DIR / "models")
+ALLOW_MODEL_DOWNLOAD = env.bool("ALLOW_MODEL_DOWNLOAD", default=False)
+MODEL_DOWNLOAD_TIMEOUT = env.float("MODEL_DOWNLOAD_TIMEOUT", default=120.0)
+
+MAX_UPLOAD_SIZE_MB = env.int("MAX_UPLOAD_SIZE_MB", default=250)
+MAX_UPLOAD_SIZE = MAX_UPLOAD_SIZE_MB * 1024 * 1024
+# Uploads larger than this spill to a temp file instead of RAM.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+
+# --- Training supervision ---------------------------------------------------------------------
+HEARTBEAT_INTERVAL = env.float("HEARTBEAT_INTERVAL", default=5.0)
+HEARTBEAT_TIMEOUT = env.float("HEARTBEAT_TIMEOUT", default=60.0)
+STALL_TIMEOUT_FLOOR = env.float("STALL_TIMEOUT_FLOOR", default=120.0)
+STALL_TIMEOUT_CEILING = env.float("STALL_TIMEOUT_CEILING", default=1800.0)
+CANCEL_GRACE_SECONDS = env.float("CANCEL_GRACE_SECONDS", default=30.0)
+JOB_HARD_TIME_LIMIT = env.float("JOB_HARD_TIME_LIMIT", default=6 * 3600.0)
+PROGRESS_WRITE_INTERVAL = env.float("PROGRESS_WRITE_INTERVAL", default=1.0)
+
+# --- Celery -----------------------------------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
+_broker_folder = env.path("CELERY_FILESYSTEM_BROKER_DIR", default=BASE_DIR / "logs" / "broker")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's embedded transport: messages are files, so no broker service is needed.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_folder),
+        "data_folder_out": str(_broker_folder),
+        "processed_folder": str(_broker_folder / "processed"),
+        "store_processed": False,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # Redis redelivers an unacked message after this long. Training is acked on receipt
+        # (acks_late stays off), but keep the window far past the hard time limit so no setting
+        # change can ever hand a running job to a second worker.
+        "visibility_timeout": int(JOB_HARD_TIME_LIMIT * 2),
+    }
+# The job row is the truth; Celery's result backend would be a second, stale copy.
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = None
+# A solo worker that prefetched a second training would sit on it for hours while another
+# worker could have taken it.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Ack on receipt: a training killed mid-way is reconciled to "stalled" and resumed by a person
+# from its checkpoint, never silently re-run from scratch by a redelivery.
+CELERY_TASK_ACKS_LATE = False
+CELERY_TASK_REJECT_ON_WORKER_LOST = False
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+
+# --- API --------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "MedLitBot API",
+    "DESCRIPTION": "Train and run classifiers for medical literature.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- Security (production) ---------------------------------------------------------------------
+if not DEBUG:
+    SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
+    CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+    SECURE_REFERRER_POLICY = "same-origin"
+    X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+
+LOG_DIR = env.path("LOG_DIR", default=BASE_DIR / "logs")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,32 @@
+"""Settings for the test suite: the real settings, pointed at the tests' own resources.
+
+Tests talk to the real Redis and PostgreSQL, but on their own Redis DB number and database name,
+so a developer's running app is never touched.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+_scratch = Path(os.environ.get("MEDLITBOT_TEST_DIR") or tempfile.mkdtemp(prefix="medlitbot-test-"))
+os.environ["MEDLITBOT_TEST_DIR"] = str(_scratch)  # worker subprocesses share the same folders
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/13")
+os.environ.setdefault("MEDIA_ROOT", str(_scratch / "media"))
+os.environ.setdefault("MODEL_ARTIFACT_ROOT", str(_scratch / "artifacts"))
+os.environ.setdefault("MEDLITBOT_MODEL_DIR", str(_scratch / "models"))
+os.environ.setdefault("LOG_DIR", str(_scratch / "logs"))
+os.environ.setdefault("ALLOW_MODEL_DOWNLOAD", "False")
+
+from medlitbot_project.settings import *  # noqa: E402, F403
+from medlitbot_project.settings import env  # noqa: E402
+
+# Fault injection ("hang_in_loading", "hang_in_step", ...) is honoured only under these settings,
+# so a production process can never be told to hang by an environment variable.
+MEDLITBOT_FAULT_INJECTION = env.str("MEDLITBOT_FAULT_INJECTION", default="")
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Each test run gets its own SQLite file, so concurrent runs never share a test database; worker
+# subprocesses are pointed at it by tests/plugins/worker.py.
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
+    DATABASES["default"]["TEST"] = {"NAME": str(_scratch / "test_db.sqlite3")}  # noqa: F405

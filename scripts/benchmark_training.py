@@ -1,0 +1,225 @@
+"""Training throughput: the seed recipe vs plain Trainer defaults vs MedLitBot's engine.
+
+One process, one model, the same rows (seeded 80/10/10 split of a seeded sample of the demo
+data), the same epochs and learning rate. Runs:
+
+  seed     plain HF Trainer, padding="max_length" 256, batch 4, torch.set_num_threads(1)
+  default  plain HF Trainer as a user would write it: pad to 256, batch 8, all threads
+  engine   create_classifier(...).fit(...) with its own device plan and defaults
+
+samples/s = training rows x epochs / wall time of the training call (the engine's includes its
+per-epoch evaluation and checkpoint saves; the plain runs do neither, so this favours them).
+Macro-F1 is measured on the same held-out test rows after training.
+
+MFU = useful training FLOP/s / measured fp32 matmul peak, counting only non-padding tokens
+(truncated at 256) as useful:
+  FLOPs per epoch = 6 * N * T  +  12 * n_layers * d_model * sum(len_i ** 2)
+where N = parameters outside the embeddings, T = useful tokens; the first term is the usual
+forward (2) + backward (4) cost of every weight per token, the second the attention score and
+value matmuls (QK^T and AV: 2 * 2 * len * d per token per layer forward, x3 with backward).
+
+Usage: python scripts/benchmark_training.py [--model minilm|tiny|DIR] [--rows 600] [--epochs 2]
+Last line: one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import _bench_common as common
+import numpy as np
+
+MAX_LENGTH = 256
+
+
+def _useful_flops(model: Any, tokenizer: Any, texts: list[str]) -> tuple[float, int]:
+    cfg = model.config
+    n_params = sum(p.numel() for n, p in model.named_parameters() if "embeddings" not in n)
+    lengths = np.array(
+        [len(ids) for ids in tokenizer(texts, truncation=True, max_length=MAX_LENGTH)["input_ids"]],
+        dtype=np.float64,
+    )
+    tokens = float(lengths.sum())
+    attention = 12.0 * cfg.num_hidden_layers * cfg.hidden_size * float((lengths**2).sum())
+    return 6.0 * n_params * tokens + attention, int(tokens)
+
+
+def _macro_f1(prob: np.ndarray, y: np.ndarray, thresholds: list[float] | None = None) -> float:
+    from sklearn.metrics import f1_score
+
+    from classification.engine.metrics import apply_thresholds
+
+    pred = apply_thresholds(prob, thresholds or [0.5] * prob.shape[1])
+    return float(f1_score(y, pred, average="macro", zero_division=0))
+
+
+def run_plain_trainer(
+    name: str, model_path: str, train: Any, test: Any, labels: list[str], *,
+    batch: int, threads: int, epochs: int, lr: float, seed: int, scratch: Path,
+) -> dict[str, Any]:
+    """The plain recipe: pad every text to 256 tokens, default sampler, no custom loss."""
+    import torch
+    import transformers
+    from datasets import Dataset
+    from transformers import (
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+        Trainer,
+        TrainingArguments,
+    )
+
+    from classification.engine.metrics import encode_labels
+
+    torch.set_num_threads(threads)
+    transformers.set_seed(seed)
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        model_path, num_labels=len(labels), problem_type="multi_label_classification",
+        ignore_mismatched_sizes=True,
+    )
+    y_train = encode_labels(train.labels, labels).astype(np.float32)
+    ds = Dataset.from_dict({"text": train.texts, "labels": y_train.tolist()})
+    ds = ds.map(
+        lambda b: tokenizer(b["text"], padding="max_length", truncation=True, max_length=MAX_LENGTH),
+        batched=True, remove_columns=["text"],
+    )
+    args = TrainingArguments(
+        output_dir=str(scratch / name), per_device_train_batch_size=batch, num_train_epochs=epochs,
+        learning_rate=lr, seed=seed, use_cpu=True, report_to=[], disable_tqdm=True,
+        save_strategy="no", logging_strategy="no",
+    )
+    trainer = Trainer(model=model, args=args, train_dataset=ds, processing_class=tokenizer)
+    start = time.perf_counter()
+    trainer.train()
+    seconds = time.perf_counter() - start
+    # Prediction the plain way too: pad to 256, batch 8, sigmoid, threshold 0.5.
+    model.eval()
+    probs = []
+    with torch.inference_mode():
+        for i in range(0, len(test.texts), 16):
+            enc = tokenizer(test.texts[i : i + 16], padding="max_length", truncation=True,
+                            max_length=MAX_LENGTH, return_tensors="pt")
+            probs.append(torch.sigmoid(model(**enc).logits).numpy())
+    prob = np.concatenate(probs)
+    flops, tokens = _useful_flops(model, tokenizer, train.texts)
+    return {
+        "seconds": seconds,
+        "samples_per_second": len(train) * epochs / seconds,
+        "macro_f1": _macro_f1(prob, encode_labels(test.labels, labels)),
+        "useful_flops_per_epoch": flops,
+        "useful_tokens_per_epoch": tokens,
+        "threads": threads,
+        "batch_size": batch,
+    }
+
+
+def run_engine(
+    model_path: str, train: Any, val: Any, test: Any, labels: list[str], *,
+    epochs: int, lr: float, seed: int, scratch: Path, batch: int | None,
+) -> dict[str, Any]:
+    from classification.engine.metrics import encode_labels
+    from classification.ml_models import TrainConfig, create_classifier, plan_device
+
+    plan = plan_device()
+    config = TrainConfig(
+        model_path=model_path, epochs=epochs, learning_rate=lr, seed=seed, label_names=labels,
+        multi_label=True, output_dir=str(scratch / "engine"), early_stopping_patience=0,
+    )
+    if batch:
+        config.batch_size = batch
+    clf = create_classifier("custom", device_plan=plan)
+    clf.fit(train, val, config, lambda e: None, lambda: False)
+    seconds = clf.timings["train_seconds"]
+    prob = clf.predict_proba(test.texts)
+    flops, tokens = _useful_flops(clf.model, clf.tokenizer, train.texts)
+    return {
+        "seconds": seconds,
+        "fit_seconds_total": clf.timings["fit_seconds"],
+        "samples_per_second": len(train) * epochs / seconds,
+        "macro_f1": _macro_f1(prob, encode_labels(test.labels, labels), clf.thresholds),
+        "useful_flops_per_epoch": flops,
+        "useful_tokens_per_epoch": tokens,
+        "threads": plan.threads,
+        "batch_size": config.batch_size,
+        "max_length": clf.max_length,
+        "device_plan": plan.as_dict(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", default="minilm", help="minilm, tiny, or a local HF model dir")
+    parser.add_argument("--rows", type=int, default=600)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--engine-batch", type=int, default=None, help="override engine batch")
+    parser.add_argument("--runs", default="seed,default,engine")
+    parser.add_argument("--csv", default=None)
+    args = parser.parse_args()
+
+    import psutil
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    import datasets
+
+    datasets.disable_progress_bars()
+    transformers.logging.disable_progress_bar()
+
+    scratch = Path(tempfile.mkdtemp(prefix="medlitbot-bench-"))
+    model_path = common.model_dir(args.model, scratch)
+    train, val, test = common.load_split(args.csv, args.rows, args.seed)
+    labels = sorted({x for row in train.labels + val.labels + test.labels for x in row})
+    cores = psutil.cpu_count(logical=False) or 1
+    peak = common.matmul_peak_gflops(cores)
+    print(f"model={args.model} rows={args.rows} train/val/test={len(train)}/{len(val)}/{len(test)} "
+          f"epochs={args.epochs} lr={args.lr}")
+    print(f"fp32 matmul peak: {peak:.1f} GFLOP/s on {cores} threads")
+
+    results: dict[str, dict[str, Any]] = {}
+    common_kw = {"epochs": args.epochs, "lr": args.lr, "seed": args.seed, "scratch": scratch}
+    for run in args.runs.split(","):
+        start = time.perf_counter()
+        if run == "seed":
+            results[run] = run_plain_trainer("seed", model_path, train, test, labels, batch=4,
+                                             threads=1, **common_kw)
+        elif run == "default":
+            results[run] = run_plain_trainer("default", model_path, train, test, labels, batch=8,
+                                             threads=cores, **common_kw)
+        elif run == "engine":
+            results[run] = run_engine(model_path, train, val, test, labels,
+                                      batch=args.engine_batch, **common_kw)
+        r = results[run]
+        r["mfu"] = r["useful_flops_per_epoch"] * args.epochs / r["seconds"] / (peak * 1e9)
+        print(f"{run:8s} {r['samples_per_second']:7.2f} samples/s  macro-F1 {r['macro_f1']:.4f}  "
+              f"MFU {r['mfu'] * 100:5.1f}%  threads {r['threads']}  batch {r['batch_size']}  "
+              f"({time.perf_counter() - start:.0f}s)", flush=True)
+
+    summary: dict[str, Any] = {
+        "model": args.model, "rows": args.rows, "epochs": args.epochs, "peak_gflops": peak,
+    }
+    for run, r in results.items():
+        summary[f"{run}_samples_per_second"] = r["samples_per_second"]
+        summary[f"{run}_macro_f1"] = r["macro_f1"]
+        summary[f"{run}_mfu"] = r["mfu"]
+    if "engine" in results:
+        eng = results["engine"]
+        summary["mfu"] = eng["mfu"]
+        summary["engine_max_length"] = eng["max_length"]
+        summary["engine_batch_size"] = eng["batch_size"]
+        for base in ("seed", "default"):
+            if base in results:
+                ratio = eng["samples_per_second"] / results[base]["samples_per_second"]
+                summary[f"speedup_vs_{base}"] = ratio
+                print(f"speedup vs {base}: {ratio:.2f}x")
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

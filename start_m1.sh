@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Start MedLitBot: install, configure, migrate, load the demo, then run the worker and the web
+# server until Ctrl-C. Safe to run again: every step skips what is already done.
+set -euo pipefail
+
+cd "$(dirname "$0")"
+ROOT="$(pwd)"
+HOST="${HOST:-127.0.0.1}"
+PORT="${PORT:-8000}"
+PYTHON="${PYTHON:-python3}"
+VENV="$ROOT/.venv"
+mkdir -p logs
+
+say() { printf '\033[1m[medlitbot]\033[0m %s\n' "$*"; }
+warn() { printf '\033[1;33m[medlitbot] WARNING:\033[0m %s\n' "$*" >&2; }
+
+# --- Python environment ----------------------------------------------------------------------
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    echo "MedLitBot needs Python 3.11 or newer; set PYTHON=/path/to/python3.11" >&2
+    exit 1
+fi
+if [ ! -x "$VENV/bin/python" ]; then
+    say "creating $VENV"
+    "$PYTHON" -m venv "$VENV"
+fi
+STAMP="$VENV/.requirements.sha256"
+WANT="$(cat requirements.txt | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
+    say "installing requirements (first run takes a few minutes)"
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    # torch is pinned inside requirements.txt, so pip never reaches for a CUDA build.
+    "$VENV/bin/python" -m pip install --quiet -r requirements.txt
+    echo "$WANT" > "$STAMP"
+fi
+PY="$VENV/bin/python"
+
+# --- Configuration ---------------------------------------------------------------------------
+PLATFORM="$(uname -sm)"
+if [ ! -f .env ]; then
+    cp env.m1.example .env
+    if [ "$PLATFORM" != "Darwin arm64" ]; then
+        # The Apple Silicon safety profile would cap this machine at one thread and hide its GPU.
+        sed -i.bak -E 's/^(PYTORCH_ENABLE_MPS_FALLBACK|OMP_NUM_THREADS|MKL_NUM_THREADS|CUDA_VISIBLE_DEVICES)=/# (Apple Silicon only) \1=/' .env
+        rm -f .env.bak
+    fi
+    say "wrote .env from env.m1.example"
+fi
+if [ "$PLATFORM" = "Darwin arm64" ]; then
+    say "Apple Silicon: applying the M1 safety profile (CPU, one BLAS thread, no MPS fallback)"
+    export PYTORCH_ENABLE_MPS_FALLBACK=0 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+    export TOKENIZERS_PARALLELISM=false CUDA_VISIBLE_DEVICES=""
+else
+    export TOKENIZERS_PARALLELISM=false
+fi
+export USE_SQLITE="${USE_SQLITE:-True}"
+
+# --- Broker ----------------------------------------------------------------------------------
+REDIS_URL="${REDIS_URL:-$(grep -E '^REDIS_URL=' .env | cut -d= -f2- || true)}"
+REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
+redis_up() { "$PY" -c "import redis,sys; redis.Redis.from_url('$REDIS_URL', socket_connect_timeout=1).ping()" 2>/dev/null; }
+if [ -z "${CELERY_BROKER_URL:-}" ] && ! redis_up; then
+    if command -v redis-server >/dev/null 2>&1; then
+        say "no Redis at $REDIS_URL: starting redis-server"
+        REDIS_PORT="$(echo "$REDIS_URL" | sed -E 's#.*:([0-9]+)(/.*)?$#\1#')"
+        redis-server --port "${REDIS_PORT:-6379}" --bind 127.0.0.1 --daemonize yes --save "" \
+            --appendonly no --logfile "$ROOT/logs/redis.log" --dir "$ROOT/logs"
+        for _ in $(seq 1 50); do redis_up && break; sleep 0.1; done
+    fi
+    if ! redis_up; then
+        warn "no Redis reachable and redis-server is not installed."
+        warn "falling back to kombu's filesystem broker (logs/broker): fine for one machine,"
+        warn "not for production. Install Redis for a real broker."
+        export CELERY_BROKER_URL="filesystem://"
+        mkdir -p logs/broker/processed
+    fi
+fi
+export REDIS_URL
+
+# --- Database and demo -----------------------------------------------------------------------
+say "migrating the database"
+"$PY" manage.py migrate --noinput >> logs/django.log 2>&1
+"$PY" manage.py collectstatic --noinput >> logs/django.log 2>&1
+"$PY" manage.py setup_demo
+
+# --- Processes -------------------------------------------------------------------------------
+PIDS=()
+stop_all() {
+    trap - INT TERM EXIT
+    say "stopping (worker and web server)"
+    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    say "stopped"
+}
+trap stop_all INT TERM EXIT
+
+"$PY" -m celery -A medlitbot_project worker --pool=solo --concurrency=1 --without-gossip \
+    --without-mingle --optimization=fair --loglevel=INFO --logfile="$ROOT/logs/celery_m1.log" \
+    >> logs/celery_m1.log 2>&1 &
+PIDS+=($!)
+"$PY" manage.py runserver "$HOST:$PORT" --noreload >> logs/django.log 2>&1 &
+PIDS+=($!)
+
+for _ in $(seq 1 100); do
+    "$PY" -c "import urllib.request; urllib.request.urlopen('http://$HOST:$PORT/accounts/login/', timeout=1)" 2>/dev/null && break
+    sleep 0.2
+done
+
+cat <<EOF
+
+  MedLitBot is running.
+    App:       http://$HOST:$PORT/
+    API docs:  http://$HOST:$PORT/api/docs
+    Admin:     http://$HOST:$PORT/admin/
+    Logs:      logs/django.log, logs/celery_m1.log
+  Press Ctrl-C to stop.
+
+EOF
+wait -n "${PIDS[@]}" || true
+warn "a process exited; see logs/. Stopping the other."

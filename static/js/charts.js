@@ -1,0 +1,63 @@
+// Small wrappers over the vendored Chart.js so every page's charts look alike.
+window.MLB = window.MLB || {};
+(function (MLB) {
+  "use strict";
+  var PALETTE = ["#1f6f8b", "#e07a5f", "#3d9970", "#8e6c8a", "#f2a541", "#5b8def", "#a3a847", "#c0504d"];
+  MLB.palette = PALETTE;
+  MLB.lineChart = function (canvas, opts) {
+    if (!window.Chart || !canvas) return null;
+    return new Chart(canvas, {
+      type: "line",
+      data: { datasets: [{ label: opts.label, data: [], borderColor: opts.color || PALETTE[0],
+        backgroundColor: opts.color || PALETTE[0], pointRadius: opts.points ? 3 : 0, tension: 0.2, borderWidth: 2 }] },
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false, parsing: false,
+        scales: { x: { type: "linear", title: { display: true, text: opts.xLabel } },
+                  y: { title: { display: true, text: opts.yLabel }, suggestedMin: opts.yMin, suggestedMax: opts.yMax } },
+        plugins: { legend: { display: false } }
+      }
+    });
+  };
+  MLB.barChart = function (canvas, labels, values, opts) {
+    if (!window.Chart || !canvas) return null;
+    opts = opts || {};
+    return new Chart(canvas, {
+      type: "bar",
+      data: { labels: labels, datasets: opts.datasets || [{ label: opts.label || "", data: values,
+        backgroundColor: opts.color || PALETTE[0] }] },
+      options: { animation: false, responsive: true, maintainAspectRatio: false,
+        indexAxis: opts.horizontal ? "y" : "x",
+        scales: { y: { beginAtZero: true, suggestedMax: opts.max } },
+        plugins: { legend: { display: !!opts.datasets } } }
+    });
+  };
+  MLB.readJSON = function (id) {
+    var el = document.getElementById(id);
+    return el ? JSON.parse(el.textContent) : null;
+  };
+  // Training history points come from the worker; accept the key spellings it may use.
+  MLB.pointLoss = function (p, i) {
+    if (p.kind === "eval") return null;  // eval points carry the validation loss, not training
+    var y = p.loss !== undefined ? p.loss : p.train_loss;
+    if (y === null || y === undefined) return null;
+    var x = p.step !== undefined && p.step !== null ? p.step : i;
+    return { x: x, y: y };
+  };
+  MLB.pointF1 = function (p) {
+    if (p.kind && p.kind !== "eval") return null;
+    var m = p.metrics || {};
+    var y = [p.eval_micro_f1, p.micro_f1, p.eval_f1, p.f1, m.micro_f1, m.f1].find(function (v) {
+      return v !== undefined && v !== null;
+    });
+    if (y === undefined) return null;
+    var x = p.epoch !== undefined && p.epoch !== null ? p.epoch : (p.step || 0);
+    return { x: x, y: y };
+  };
+  MLB.fmtSeconds = function (s) {
+    if (s === null || s === undefined) return "–";
+    s = Math.max(0, Math.round(s));
+    if (s < 90) return "~" + s + " s";
+    if (s < 5400) return "~" + Math.round(s / 60) + " min";
+    return "~" + (s / 3600).toFixed(1) + " h";
+  };
+})(window.MLB);

@@ -1,0 +1,74 @@
+// The training job page: poll the progress endpoint, update the numbers and extend the curves.
+(function (MLB) {
+  "use strict";
+  var card = document.getElementById("job-card");
+  if (!card) return;
+  var url = card.getAttribute("data-progress-url");
+  var ACTIVE = { queued: true, running: true };
+  var lossChart = MLB.lineChart(document.getElementById("loss-chart"), { label: "loss", xLabel: "step", yLabel: "loss" });
+  var f1Chart = MLB.lineChart(document.getElementById("f1-chart"), { label: "F1", xLabel: "epoch", yLabel: "micro-F1", color: MLB.palette[2], points: true, yMin: 0, yMax: 1 });
+  var seen = 0;
+
+  function addHistory(points) {
+    points.forEach(function (p, i) {
+      var l = MLB.pointLoss(p, seen + i); if (l && lossChart) lossChart.data.datasets[0].data.push(l);
+      var f = MLB.pointF1(p); if (f && f1Chart) f1Chart.data.datasets[0].data.push(f);
+    });
+    seen += points.length;
+    if (lossChart) lossChart.update();
+    if (f1Chart) f1Chart.update();
+  }
+  addHistory(MLB.readJSON("history-data") || []);
+
+  function text(id, value) { var el = document.getElementById(id); if (el) el.textContent = value; }
+  function fmt(v, digits) { return v === null || v === undefined ? "–" : Number(v).toFixed(digits); }
+
+  function render(d) {
+    var pct = Math.round(d.progress);
+    text("job-percent", pct + "%");
+    var prog = document.getElementById("job-progress");
+    prog.querySelector(".bar").style.width = pct + "%";
+    prog.setAttribute("aria-valuenow", pct);
+    prog.className = "progress big" + (d.status === "completed" ? " done" : (d.status === "failed" || d.status === "stalled") ? " bad" : "");
+    var badge = document.getElementById("job-status");
+    badge.textContent = d.status_display; badge.className = "badge " + d.status;
+    text("job-phase", d.phase_display);
+    text("job-epoch", fmt(d.epoch, 2) + " / " + d.total_epochs);
+    text("job-step", d.step + " / " + d.total_steps);
+    text("job-eta", d.is_active ? MLB.fmtSeconds(d.eta_seconds) : "–");
+    text("job-heartbeat", d.heartbeat_age_seconds === null ? "–" : Math.round(d.heartbeat_age_seconds) + " s ago");
+    text("job-loss", fmt(d.loss, 4));
+    text("attempt", d.attempt);
+    var reason = document.getElementById("job-reason");
+    reason.hidden = !d.reason_plain; reason.textContent = d.reason_plain || "";
+    document.getElementById("cancel-form").hidden = !d.is_active;
+    document.getElementById("resume-form").hidden = !d.is_resumable;
+    if (d.log_tail !== undefined) {
+      var log = document.getElementById("job-log");
+      var atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+      log.textContent = d.log_tail || "No output yet.";
+      if (atBottom) log.scrollTop = log.scrollHeight;
+    }
+    if (d.device_plan && d.device_plan.device) {
+      document.getElementById("device-plan").hidden = false;
+      document.getElementById("device-plan-pending").hidden = true;
+      document.querySelectorAll("[data-plan]").forEach(function (el) {
+        var v = d.device_plan[el.getAttribute("data-plan")];
+        el.textContent = v === undefined || v === null || v === "" ? "–" : v;
+      });
+    }
+    if (d.history && d.history.length) addHistory(d.history);
+    card.setAttribute("data-status", d.status);
+  }
+
+  function poll() {
+    fetch(url + "&since=" + seen, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then(function (r) { if (!r.ok) throw new Error(r.status); return r.json(); })
+      .then(function (d) {
+        render(d);
+        if (ACTIVE[d.status]) setTimeout(poll, 1500);
+      })
+      .catch(function () { setTimeout(poll, 4000); });
+  }
+  poll();
+})(window.MLB);

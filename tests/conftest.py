@@ -1,0 +1,8 @@
+# Each area of the suite keeps its fixtures in a plugin module of its own.
+pytest_plugins = [
+    "tests.plugins.worker",
+    "tests.plugins.accounts",
+    "tests.plugins.engine",
+    "tests.plugins.datasets",
+    "tests.plugins.browser",
+]

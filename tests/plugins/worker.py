@@ -1,0 +1,113 @@
+"""A real Celery worker, started the way start_m1.sh starts it, for tests that need one."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def worker_env(**extra: str) -> dict[str, str]:
+    """The environment a subprocess needs to share this test's database, broker and folders."""
+    env = dict(os.environ)
+    env["DJANGO_SETTINGS_MODULE"] = "medlitbot_project.settings_test"
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        env["USE_SQLITE"] = "True"
+        env["SQLITE_PATH"] = str(db["NAME"])
+        env.pop("DATABASE_URL", None)
+    else:
+        env["USE_SQLITE"] = "False"
+        env["DATABASE_URL"] = (
+            f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:"
+            f"{db['PORT'] or 5432}/{db['NAME']}"
+        )
+    env["REDIS_URL"] = settings.REDIS_URL
+    env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
+    env.update(extra)
+    return env
+
+
+class WorkerProcess:
+    """One `celery worker --pool=solo` subprocess whose log the test can read."""
+
+    def __init__(self, log_path: Path, **env: str) -> None:
+        self.log_path = log_path
+        self.env = env
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def start(self, timeout: float = 90.0) -> WorkerProcess:
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "celery", "-A", "medlitbot_project", "worker",
+                "--pool=solo", "--concurrency=1", "--without-gossip", "--without-mingle",
+                "--optimization=fair", "--loglevel=INFO",
+                f"--hostname=test-{uuid.uuid4().hex[:8]}@%h",
+            ],
+            cwd=ROOT, env=worker_env(**self.env), stdout=log, stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if " ready." in self.log():
+                return self
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"worker exited with {self.proc.returncode}:\n{self.log()}")
+            time.sleep(0.2)
+        raise RuntimeError(f"worker not ready after {timeout} s:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture
+def clean_broker() -> None:
+    """Empty the tests' own Redis DB so no message from an earlier run is consumed."""
+    if settings.CELERY_BROKER_URL.startswith("redis://"):
+        redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()
+
+
+@pytest.fixture
+def start_worker(transactional_db: None, clean_broker: None, tmp_path: Path) -> Iterator:
+    """Call `start_worker(**env)` to start a worker; every worker is stopped at teardown."""
+    workers: list[WorkerProcess] = []
+
+    def start(**env: str) -> WorkerProcess:
+        worker = WorkerProcess(tmp_path / f"worker{len(workers)}.log", **env).start()
+        workers.append(worker)
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop()

@@ -1,0 +1,140 @@
+"""A person's whole path in a real browser, against a live server and a real Celery worker:
+log in, upload the demo slice, train TF-IDF and a tiny BERT, watch them finish, classify."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+
+pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.timeout(900)]
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+DEMO = FIXTURES / "demo_slice.csv"
+if not DEMO.exists():
+    DEMO = Path(__file__).resolve().parents[1] / "demo_data" / "medlit_challenge.csv"
+
+
+def shot(page, folder: Path, name: str) -> None:
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+
+
+def train(page, live_server, folder: Path, *, model_type: str, name: str, timeout_s: float,
+          model_path: str = "") -> None:
+    page.goto(f"{live_server.url}/models/new/")
+    page.fill("#id_name", name)
+    page.check(f'input[name="model_type"][value="{model_type}"]')
+    page.check('input[name="preset"][value="quick"]')
+    if model_path:
+        page.fill("#id_model_path", model_path)
+        page.click("summary")  # open the advanced parameters
+        page.fill("#id_epochs", "2")
+        page.fill("#id_batch_size", "16")
+    assert "estimate" in page.inner_text("#estimate-total")
+    if model_type == "tfidf_logreg":
+        shot(page, folder, "04-new-model")
+    page.click("button:has-text('Start training')")
+    page.wait_for_url(re.compile(r"/jobs/\d+/$"))
+    assert page.inner_text("h1") == f"Training: {name}"
+    # The page polls the progress endpoint; wait for what a person waits for.
+    page.wait_for_function(
+        "document.getElementById('job-status').textContent.trim() === 'Completed'"
+        " || document.getElementById('job-status').textContent.trim() === 'Failed'",
+        timeout=timeout_s * 1000,
+    )
+    status = page.inner_text("#job-status").strip()
+    if status != "Completed":
+        shot(page, folder, f"failed-{model_type}")
+        pytest.fail(f"{name} ended {status}: {page.inner_text('#job-reason')}\n"
+                    f"{page.inner_text('#job-log')}")
+    assert page.inner_text("#job-percent").strip() == "100%"
+    assert page.is_hidden("#cancel-form")
+
+
+def test_upload_train_watch_and_classify(live_server, start_worker, chromium_browser,
+                                         screenshot_dir, tiny_bert_dir) -> None:
+    get_user_model().objects.create_user("demo", "demo@example.org", "demo-pass-123")
+    start_worker()
+    context = chromium_browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+
+    # Log in
+    page.goto(f"{live_server.url}/")
+    assert "/accounts/login/" in page.url
+    shot(page, screenshot_dir, "01-login")
+    page.fill("#id_username", "demo")
+    page.fill("#id_password", "demo-pass-123")
+    page.click("button:has-text('Log in')")
+    page.wait_for_url(f"{live_server.url}/")
+    assert page.inner_text("h1") == "Dashboard"
+
+    # Upload the demo slice: preview with the detected columns, then create
+    page.goto(f"{live_server.url}/datasets/upload/")
+    page.set_input_files("#id_file", str(DEMO))
+    page.fill("#id_name", "Demo slice")
+    page.click("button:has-text('Upload and preview')")
+    assert page.inner_text("h1") == "Check your dataset"
+    assert page.input_value("#map_label") == "group"
+    assert "multi-label" in page.inner_text("#validation-report")
+    shot(page, screenshot_dir, "02-upload-preview")
+    page.click("button:has-text('Create dataset')")
+    page.wait_for_url(re.compile(r"/datasets/\d+/$"))
+    assert "created with" in page.inner_text("main")
+    page.wait_for_selector("#label-chart")
+    page.wait_for_timeout(500)  # let Chart.js draw before the screenshot
+    shot(page, screenshot_dir, "03-dataset-detail")
+
+    # Train the baseline and the tiny BERT, watching each to 100%
+    train(page, live_server, screenshot_dir, model_type="tfidf_logreg", name="TF-IDF baseline",
+          timeout_s=180)
+    shot(page, screenshot_dir, "05-job-tfidf-done")
+    train(page, live_server, screenshot_dir, model_type="custom", name="Tiny BERT",
+          timeout_s=480, model_path=str(tiny_bert_dir))
+    page.wait_for_timeout(500)
+    shot(page, screenshot_dir, "06-job-tinybert-done")
+
+    # The model page, then classify a text with it
+    page.click("#model-link")
+    assert page.inner_text("h1") == "Tiny BERT"
+    assert "micro-f1" in page.inner_text("main").lower()  # labels are shown upper-case
+    assert page.locator("#per-label tbody tr").count() >= 2
+    page.wait_for_timeout(500)
+    shot(page, screenshot_dir, "07-model-detail")
+
+    page.click("a:has-text('Classify with it')")
+    page.fill("#id_title", "Acute myocardial infarction after coronary stenting")
+    page.fill("#id_abstract", "We followed 300 patients with heart failure and arrhythmia.")
+    page.click("button:has-text('Classify')")
+    page.wait_for_selector("#result .prob")
+    bars = page.locator("#result .prob")
+    assert bars.count() == 4
+    assert "Predicted:" in page.inner_text("#result")
+    shot(page, screenshot_dir, "08-classify")
+
+    # Compare both models, and the dashboard
+    page.goto(f"{live_server.url}/models/")
+    for box in page.locator('input[name="ids"]').all():
+        box.check()
+    page.click("button:has-text('Compare selected')")
+    assert page.locator("#compare-table thead th").count() == 3
+    page.wait_for_timeout(500)
+    shot(page, screenshot_dir, "09-compare")
+    page.goto(f"{live_server.url}/")
+    shot(page, screenshot_dir, "10-dashboard")
+
+    # On a phone the navigation collapses behind a Menu button
+    phone = chromium_browser.new_context(viewport={"width": 390, "height": 844},
+                                         storage_state=context.storage_state())
+    mobile = phone.new_page()
+    mobile.goto(f"{live_server.url}/")
+    assert mobile.is_visible("label.nav-toggle-label")
+    assert mobile.is_hidden("nav.nav")
+    shot(mobile, screenshot_dir, "11-phone-dashboard")
+    mobile.click("label.nav-toggle-label")
+    assert mobile.is_visible("nav.nav a:has-text('Datasets')")
+    shot(mobile, screenshot_dir, "12-phone-menu")
+    phone.close()
+    context.close()

@@ -1,0 +1,56 @@
+import subprocess
+import sys
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from dataset_management.models import Dataset
+from tests.plugins.datasets import BAD_INPUTS, DEMO_CSV, FORMATS, ROOT
+
+
+def test_cli_imports_the_demo_and_ends_with_the_dataset_id(media_root, user):
+    out = StringIO()
+    call_command("import_dataset", str(DEMO_CSV), "--name", "Demo", "--owner", "alice",
+                 stdout=out)
+    lines = out.getvalue().splitlines()
+    ds = Dataset.objects.get()
+    assert lines[-1] == f"dataset_id={ds.pk}"
+    assert ds.owner == user
+    assert "Rows read: 2855  kept: 2855  dropped: 0" in lines
+    assert "  neurological: 1433" in lines
+
+
+def test_cli_options_override_the_mapping(db, media_root):
+    out = StringIO()
+    call_command("import_dataset", str(FORMATS / "refs.ris"), "--name", "Refs",
+                 "--label-column", "keywords", "--split-ratios", "0.5,0.25,0.25", "--seed", "3",
+                 stdout=out)
+    ds = Dataset.objects.get()
+    assert ds.owner is None  # no superuser, no "demo" user
+    assert ds.label_field == "keywords"
+    assert ds.split_seed == 3
+    assert ds.split_sizes == {"train": 6, "validation": 3, "test": 3}
+
+
+def test_cli_refuses_a_bad_file_with_a_command_error(db, media_root):
+    with pytest.raises(CommandError, match=r"^Only one label \('cardiovascular'\) found"):
+        call_command("import_dataset", str(BAD_INPUTS / "one_class.csv"), "--name", "X")
+    assert Dataset.objects.count() == 0
+
+
+def test_cli_process_exits_non_zero_with_one_line(tmp_path):
+    env = {"DJANGO_SETTINGS_MODULE": "medlitbot_project.settings_test",
+           "MEDIA_ROOT": str(tmp_path / "media"), "SQLITE_PATH": str(tmp_path / "db.sqlite3"),
+           "USE_SQLITE": "True", "PATH": "/usr/bin:/bin"}
+    manage = [sys.executable, "manage.py"]
+    subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=120)
+    proc = subprocess.run(
+        [*manage, "import_dataset", str(BAD_INPUTS / "ris_missing_er.ris"),
+         "--name", "X"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines() == [
+        "CommandError: RIS record 2 (line 6) has no ER tag: the file is truncated."
+    ]

@@ -1,0 +1,62 @@
+"""Happy path: a job created by the service trains the tiny BERT in a spawned child of a real
+worker, shows every phase, saves a verified artifact, and the model then predicts."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from classification import services
+from classification.models import MLModel, TrainingJob
+from tests.test_job_support import (  # noqa: F401 - fixtures
+    fast_env,
+    assert_untouched,
+    dataset_digest,
+    earlier_model,
+    slice_dataset,
+    tiny_bert_config,
+    wait_for_job,
+)
+
+
+@pytest.mark.worker
+def test_a_tiny_bert_job_trains_end_to_end_and_its_model_predicts(
+    start_worker, slice_dataset, earlier_model, tiny_bert_dir: Path, user
+) -> None:
+    digest = dataset_digest(slice_dataset)
+    worker = start_worker(**fast_env())
+    job = services.training_job_create(
+        owner=user, dataset=slice_dataset, model_type="custom", name="Tiny",
+        config=tiny_bert_config(tiny_bert_dir, epochs=1),
+    )
+    assert job.status == "queued" and job.celery_task_id
+
+    phases: list[str] = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if not phases or phases[-1] != job.phase:
+            phases.append(job.phase)
+        if job.status not in ("queued", "running"):
+            break
+        time.sleep(0.05)
+
+    assert job.status == TrainingJob.Status.COMPLETED, (job.reason, job.log_tail)
+    assert job.phase == "done" and job.progress_percentage == 100.0
+    assert {"preparing", "loading_model", "training", "saving", "done"} <= set(phases), phases
+    assert job.worker_pid == worker.pid and job.child_pid not in (None, worker.pid)
+    assert job.heartbeat_at is not None and job.device_plan.get("device") == "cpu"
+    assert job.current_step == job.total_steps > 0 and job.total_epochs == 1
+    kinds = {point["kind"] for point in job.metrics_history}
+    assert {"loss", "eval"} <= kinds, job.metrics_history
+
+    model = MLModel.objects.get(pk=job.ml_model_id)
+    assert model.status == MLModel.Status.TRAINED
+    assert Path(model.artifact_path, "manifest.json").is_file()
+    assert {"micro_f1", "macro_f1", "n"} <= set(model.metrics)
+    assert model.device_used == "cpu" and "torch" in model.library_versions
+    predictions = services.mlmodel_predict(ml_model=model, texts=["breast cancer therapy"])
+    assert set(predictions[0]["probabilities"]) == set(model.label_names)
+    assert_untouched(slice_dataset, digest, earlier_model)

@@ -1,0 +1,72 @@
+"""The settings module picks SQLite (WAL, IMMEDIATE) by default and PostgreSQL from DATABASE_URL."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PRINT_DB = (
+    "import json; from django.conf import settings; "
+    "print(json.dumps(settings.DATABASES['default'], default=str))"
+)
+
+
+def _settings_in_subprocess(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "USE_SQLITE")}
+    clean.update(DJANGO_SETTINGS_MODULE="medlitbot_project.settings", **env)
+    return subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {code}"],
+        cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60,
+    )
+
+
+def test_sqlite_is_the_default_and_runs_in_wal_mode_with_immediate_transactions() -> None:
+    done = _settings_in_subprocess(PRINT_DB, SQLITE_PATH="/tmp/medlitbot-settings-test.sqlite3")
+    db = json.loads(done.stdout)
+    assert db["ENGINE"] == "django.db.backends.sqlite3"
+    assert db["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    assert "journal_mode=WAL" in db["OPTIONS"]["init_command"]
+    assert db["OPTIONS"]["timeout"] >= 5
+
+
+def test_database_url_switches_to_postgresql() -> None:
+    done = _settings_in_subprocess(
+        PRINT_DB, DATABASE_URL="postgres://postgres@127.0.0.1:5432/medlitbot_settings_check"
+    )
+    db = json.loads(done.stdout)
+    assert db["ENGINE"] == "django.db.backends.postgresql"
+    assert db["NAME"] == "medlitbot_settings_check"
+    assert db["HOST"] == "127.0.0.1"
+
+
+def test_the_postgresql_settings_really_connect() -> None:
+    code = (
+        "from django.db import connection; connection.ensure_connection(); "
+        "print(connection.vendor)"
+    )
+    done = _settings_in_subprocess(code, DATABASE_URL="postgres://postgres@127.0.0.1:5432/postgres")
+    assert done.stdout.strip() == "postgresql", done.stderr
+
+
+def test_use_sqlite_true_wins_over_a_database_url() -> None:
+    done = _settings_in_subprocess(
+        PRINT_DB, DATABASE_URL="postgres://postgres@127.0.0.1:5432/x", USE_SQLITE="True"
+    )
+    assert json.loads(done.stdout)["ENGINE"] == "django.db.backends.sqlite3"
+
+
+def test_production_refuses_to_start_with_the_default_secret_key() -> None:
+    done = _settings_in_subprocess("print('started')", DEBUG="False", SECRET_KEY="")
+    assert done.returncode != 0
+    assert "SECRET_KEY is missing or still the development default" in done.stderr
+
+
+def test_production_starts_with_a_real_secret_key_and_secure_cookies() -> None:
+    code = (
+        "from django.conf import settings; "
+        "print(settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE)"
+    )
+    done = _settings_in_subprocess(code, DEBUG="False", SECRET_KEY="a-real-secret-" * 4)
+    assert done.stdout.split() == ["True", "True"], done.stderr

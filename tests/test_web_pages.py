@@ -1,0 +1,150 @@
+"""The pages render what a person needs, from rows made directly (no training, no import)."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+pytestmark = pytest.mark.django_db
+
+
+def test_pages_ask_anonymous_visitors_to_log_in(client) -> None:
+    for url in (reverse("dashboard"), reverse("datasets:list"), reverse("classification:model_list"),
+                reverse("classification:classify"), reverse("classification:model_new")):
+        response = client.get(url)
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
+
+
+def test_login_page_renders_a_form_with_csrf(client) -> None:
+    response = client.get(reverse("login"))
+    assert response.status_code == 200
+    assert b"csrfmiddlewaretoken" in response.content
+    assert b'name="password"' in response.content
+
+
+def test_logging_in_lands_on_the_dashboard(client, user) -> None:
+    response = client.post(reverse("login"), {"username": "alice", "password": "alice-pass-123"},
+                           follow=True)
+    assert response.redirect_chain[-1][0] == reverse("dashboard")
+    assert b"Dashboard" in response.content
+
+
+def test_dashboard_lists_running_jobs_models_and_datasets(alice_client, user, rows) -> None:
+    dataset = rows.dataset(user, name="Cardio set")
+    model = rows.model(user, dataset, name="Fast baseline")
+    running = rows.model(user, dataset, name="Running BERT", status="training")
+    job = rows.job(running)
+
+    page = alice_client.get(reverse("dashboard")).content.decode()
+
+    assert "Cardio set" in page
+    assert "Fast baseline" in page
+    assert reverse("classification:job_progress", args=[job.pk]) in page
+    assert "42%" in page or ">42<" in page
+    assert reverse("classification:model_detail", args=[model.pk]) in page
+
+
+def test_job_page_shows_progress_controls_and_history(alice_client, user, rows) -> None:
+    job = rows.job(rows.model(user, rows.dataset(user), status="training"))
+
+    page = alice_client.get(reverse("classification:job_detail", args=[job.pk])).content.decode()
+
+    assert "Training:" in page
+    assert 'id="cancel-form"' in page and 'id="cancel-form" hidden' not in page
+    assert 'id="resume-form" hidden' in page
+    assert "loss-chart" in page and "f1-chart" in page
+    assert '"eval_micro_f1": 0.6' in page  # the history is embedded for the first paint
+
+
+def test_progress_endpoint_returns_the_live_fields(alice_client, user, rows) -> None:
+    job = rows.job(rows.model(user, rows.dataset(user), status="training"))
+    url = reverse("classification:job_progress", args=[job.pk])
+
+    data = alice_client.get(url).json()
+    assert data["status"] == "running"
+    assert data["progress"] == 42.0
+    assert data["step"] == 12 and data["total_steps"] == 30
+    assert data["phase_display"] == "Training"
+    assert data["is_active"] is True and data["is_resumable"] is False
+    assert len(data["history"]) == 2 and "log_tail" not in data
+
+    later = alice_client.get(url, {"since": 1, "log": 1}).json()
+    assert later["history"] == [job.metrics_history[1]]
+    assert later["log_tail"] == "epoch 1 done"
+
+
+def test_progress_endpoint_is_one_query_after_auth(alice_client, user, rows,
+                                                   django_assert_max_num_queries) -> None:
+    job = rows.job(rows.model(user, rows.dataset(user), status="training"))
+    url = reverse("classification:job_progress", args=[job.pk])
+    alice_client.get(url)  # warm the session
+    # session + user + the job row
+    with django_assert_max_num_queries(3):
+        assert alice_client.get(url).status_code == 200
+
+
+def test_progress_endpoint_answers_401_json_when_logged_out(client, user, rows) -> None:
+    job = rows.job(rows.model(user, rows.dataset(user)))
+    response = client.get(reverse("classification:job_progress", args=[job.pk]))
+    assert response.status_code == 401
+    assert response.json()["detail"]
+
+
+def test_failed_job_explains_itself_and_offers_resume(alice_client, user, rows) -> None:
+    job = rows.job(rows.model(user, rows.dataset(user), status="failed"), status="failed",
+                   reason="CUDA out of memory\nTraceback ...")
+    page = alice_client.get(reverse("classification:job_detail", args=[job.pk])).content.decode()
+    assert "Training stopped with an error" in page
+    assert "CUDA out of memory" in page
+    assert 'id="resume-form" hidden' not in page
+    assert 'id="cancel-form" hidden' in page
+
+
+def test_model_page_shows_metrics_per_label_confusion_and_mistakes(alice_client, user,
+                                                                   rows) -> None:
+    model = rows.model(user, rows.dataset(user))
+    page = alice_client.get(reverse("classification:model_detail", args=[model.pk])).content.decode()
+    assert "Micro-F1" in page and "0.810" in page
+    assert "cardiovascular" in page and "neurological" in page
+    assert "heatmap" in page
+    assert "Most confident mistakes" in page
+    assert "0.550" in page  # the tuned threshold for neurological
+
+
+def test_model_list_and_compare(alice_client, user, rows) -> None:
+    dataset = rows.dataset(user)
+    a = rows.model(user, dataset, name="Model A")
+    b = rows.model(user, dataset, name="Model B", metrics={"micro_f1": 0.5, "macro_f1": 0.4})
+    listing = alice_client.get(reverse("classification:model_list")).content.decode()
+    assert "Model A" in listing and "Model B" in listing
+
+    page = alice_client.get(reverse("classification:model_compare"),
+                            {"ids": [a.pk, b.pk]}).content.decode()
+    assert 'id="compare-table"' in page
+    assert "0.810" in page and "0.500" in page
+
+
+def test_new_model_page_lists_types_with_availability_and_presets(alice_client, user,
+                                                                  rows) -> None:
+    rows.dataset(user, name="Trainable")
+    page = alice_client.get(reverse("classification:model_new")).content.decode()
+    assert "Trainable" in page
+    assert "tfidf_logreg" in page and "biobert" in page
+    assert "Quick (M1-safe)" in page and "Balanced" in page and "Best" in page
+    assert "<details" in page and "Advanced parameters" in page
+    for status in ("bundled",):
+        assert status in page
+    assert "estimate" in page.lower()
+
+
+def test_classify_page_without_models_points_to_training(alice_client, user) -> None:
+    page = alice_client.get(reverse("classification:classify")).content.decode()
+    assert "No trained model yet" in page
+
+
+def test_upload_page_has_csrf_and_the_size_limit(alice_client) -> None:
+    page = alice_client.get(reverse("datasets:upload")).content.decode()
+    assert "csrfmiddlewaretoken" in page
+    assert 'enctype="multipart/form-data"' in page
+    assert "MB" in page

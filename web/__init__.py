@@ -1,0 +1,1 @@
+"""Pages that span apps (the dashboard) and small helpers shared by the web views."""
