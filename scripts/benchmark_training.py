@@ -85,7 +85,9 @@ def run_plain_trainer(
     y_train = encode_labels(train.labels, labels).astype(np.float32)
     ds = Dataset.from_dict({"text": train.texts, "labels": y_train.tolist()})
     ds = ds.map(
-        lambda b: tokenizer(b["text"], padding="max_length", truncation=True, max_length=MAX_LENGTH),
+        lambda b: tokenizer(
+            b["text"], padding="max_length", truncation=True, max_length=MAX_LENGTH
+        ),
         batched=True, remove_columns=["text"],
     )
     args = TrainingArguments(

@@ -14,6 +14,7 @@ before overwriting. Exits 1 when a blocker was found.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import shutil
@@ -36,7 +37,8 @@ SMOKE = """
 import sys, time, torch
 dev = torch.device(sys.argv[1])
 t = time.perf_counter()
-model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU(), torch.nn.Linear(64, 4)).to(dev)
+layers = [torch.nn.Linear(64, 64), torch.nn.GELU(), torch.nn.Linear(64, 4)]
+model = torch.nn.Sequential(*layers).to(dev)
 x = torch.randn(16, 64, device=dev)
 loss = model(x).pow(2).mean()
 loss.backward()
@@ -79,11 +81,9 @@ def check_platform() -> list[Check]:
                 chip = line.split(":", 1)[1].strip()
                 break
     elif is_apple_silicon():
-        try:
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
             chip = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], text=True,
                                   capture_output=True, timeout=5).stdout.strip() or chip
-        except (OSError, subprocess.SubprocessError):
-            pass
     detail = (f"{platform.system()} {platform.release()} {platform.machine()}, {chip}, "
               f"{physical_cores()} physical cores, Python {platform.python_version()}")
     return [Check("platform", OK, detail)]

@@ -5,4 +5,5 @@ pytest_plugins = [
     "tests.plugins.engine",
     "tests.plugins.datasets",
     "tests.plugins.browser",
+    "tests.plugins.jobs",
 ]

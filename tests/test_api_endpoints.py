@@ -38,7 +38,8 @@ def test_upload_list_and_read_a_dataset(client) -> None:
     assert "report" in body
 
     listing = client.get("/api/datasets/").json()
-    assert listing["count"] == 1 and listing["results"][0]["id"] == body["id"]
+    assert listing["count"] == 1
+    assert listing["results"][0]["id"] == body["id"]
     assert client.get(f"/api/datasets/{body['id']}/").json()["name"] == "Demo"
 
 
@@ -63,19 +64,23 @@ def test_start_cancel_and_resume_a_job(client, user, rows, django_capture_on_com
         }, format="json")
     assert response.status_code == 201, response.content
     job = response.json()
-    assert job["status"] == "queued" and len(sent) == 1
+    assert job["status"] == "queued"
+    assert len(sent) == 1
 
     status = client.get(f"/api/jobs/{job['id']}/").json()
-    assert status["status"] == "queued" and status["is_active"] is True
+    assert status["status"] == "queued"
+    assert status["is_active"] is True
 
     cancelled = client.post(f"/api/jobs/{job['id']}/cancel/")
-    assert cancelled.status_code == 202 and cancelled.json()["status"] == "cancelled"
+    assert cancelled.status_code == 202
+    assert cancelled.json()["status"] == "cancelled"
     assert client.post(f"/api/jobs/{job['id']}/cancel/").status_code == 400
 
     with django_capture_on_commit_callbacks(execute=True):
         resumed = client.post(f"/api/jobs/{job['id']}/resume/")
     assert resumed.status_code == 202
-    assert resumed.json()["status"] == "queued" and resumed.json()["attempt"] == 2
+    assert resumed.json()["status"] == "queued"
+    assert resumed.json()["attempt"] == 2
     assert len(sent) == 2
 
     models = client.get("/api/models/").json()
@@ -91,7 +96,8 @@ def test_models_post_starts_training_too(client, user, rows, monkeypatch) -> Non
     response = client.post("/api/models/", {"dataset": dataset.pk, "model_type": "tfidf_svm"},
                            format="json")
     assert response.status_code == 201
-    assert client.get(f"/api/models/{response.json()['model']}/").json()["model_type"] == "tfidf_svm"
+    created = client.get(f"/api/models/{response.json()['model']}/").json()
+    assert created["model_type"] == "tfidf_svm"
 
 
 def test_unknown_model_type_is_rejected(client, user, rows) -> None:

@@ -13,7 +13,6 @@ from django.utils import timezone
 
 from classification import services
 from classification.models import TrainingJob
-from tests.test_job_support import slice_dataset  # noqa: F401 - fixture
 
 
 def running_job(dataset, user, name: str) -> TrainingJob:
@@ -43,7 +42,8 @@ def test_cleanup_marks_only_the_silent_job_and_a_second_run_does_nothing(slice_d
     call_command("cleanup_stuck_training", "--stale-minutes", "10", stdout=out)
     silent.refresh_from_db()
     healthy.refresh_from_db()
-    assert silent.status == "stalled" and "no heartbeat for 30.0 min" in silent.reason
+    assert silent.status == "stalled"
+    assert "no heartbeat for 30.0 min" in silent.reason
     assert healthy.status == "running"
     assert "1 stuck job(s) handled; 1 healthy" in out.getvalue()
 
@@ -60,5 +60,6 @@ def test_force_marks_every_running_job_but_never_signals_a_foreign_pid(slice_dat
     out = io.StringIO()
     call_command("cleanup_stuck_training", "--force", stdout=out)
     job.refresh_from_db()
-    assert job.status == "stalled" and "--force" in job.reason
+    assert job.status == "stalled"
+    assert "--force" in job.reason
     assert "killed" not in out.getvalue()

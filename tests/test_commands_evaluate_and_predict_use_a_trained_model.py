@@ -15,7 +15,7 @@ from classification import ml_models
 from classification.jobs.training import load_split
 from classification.models import MLModel
 from dataset_management.models import Dataset
-from tests.test_job_support import FIXTURES, slice_dataset  # noqa: F401 - fixture
+from tests.job_support import FIXTURES
 
 
 @pytest.fixture
@@ -39,7 +39,9 @@ def test_evaluate_prints_one_json_summary_line(trained, tmp_path: Path) -> None:
     call_command("evaluate", str(trained.pk), str(FIXTURES / "demo_slice.csv"),
                  "--json", str(tmp_path / "m.json"), stdout=out)
     summary = json.loads(out.getvalue().strip().splitlines()[-1])
-    assert summary["n"] == 200 and 0 <= summary["micro_f1"] <= 1 and "macro_f1" in summary
+    assert summary["n"] == 200
+    assert 0 <= summary["micro_f1"] <= 1
+    assert "macro_f1" in summary
     assert "per_label" in json.loads((tmp_path / "m.json").read_text())
     assert Dataset.objects.count() == datasets
 
@@ -50,7 +52,8 @@ def test_predict_writes_a_formula_safe_csv_and_answers_one_text(trained, tmp_pat
     call_command("predict", str(trained.pk), str(source), "--out", str(tmp_path / "o.csv"),
                  stdout=io.StringIO())
     rows = list(csv.reader((tmp_path / "o.csv").open()))
-    assert rows[0][:2] == ["text", "predicted_labels"] and rows[1][0].startswith("'=")
+    assert rows[0][:2] == ["text", "predicted_labels"]
+    assert rows[1][0].startswith("'=")
     out = io.StringIO()
     call_command("predict", str(trained.pk), "--text", "heart failure outcomes", stdout=out)
     assert set(json.loads(out.getvalue())["probabilities"]) == set(trained.label_names)

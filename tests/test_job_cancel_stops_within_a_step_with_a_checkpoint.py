@@ -11,13 +11,11 @@ import pytest
 from django.core.management import call_command
 
 from classification import services
-from tests.test_job_support import (  # noqa: F401 - fixtures
+from tests.job_support import (
     DONE,
     assert_untouched,
     dataset_digest,
-    earlier_model,
     fast_env,
-    slice_dataset,
     tiny_bert_config,
     wait_for,
     wait_for_job,

@@ -9,7 +9,6 @@ import pytest
 
 from classification import services
 from classification.models import MLModel, TrainingJob
-from tests.test_job_support import slice_dataset  # noqa: F401 - fixture
 
 
 @pytest.fixture
@@ -24,20 +23,24 @@ def test_the_first_claim_wins_and_the_second_does_nothing(queued_job: TrainingJo
     assert services.training_job_claim(job=queued_job) is True
     assert services.training_job_claim(job=queued_job) is False
     queued_job.refresh_from_db()
-    assert queued_job.status == "running" and queued_job.worker_pid == os.getpid()
+    assert queued_job.status == "running"
+    assert queued_job.worker_pid == os.getpid()
     assert MLModel.objects.get(pk=queued_job.ml_model_id).status == "training"
 
 
 def test_a_queued_job_cancels_at_once_and_cannot_then_be_claimed(queued_job) -> None:
     job = services.training_job_cancel(job=queued_job)
-    assert job.status == "cancelled" and job.cancel_requested
+    assert job.status == "cancelled"
+    assert job.cancel_requested
     assert services.training_job_claim(job=job) is False
 
 
 def test_resume_without_a_checkpoint_says_it_restarts_from_scratch(queued_job) -> None:
     services.training_job_cancel(job=queued_job)
     job = services.training_job_resume(job=queued_job)
-    assert job.status == "queued" and job.attempt == 2 and not job.cancel_requested
+    assert job.status == "queued"
+    assert job.attempt == 2
+    assert not job.cancel_requested
     assert "restarts from scratch" in job.log_tail
     with pytest.raises(ValueError, match="only failed, stalled or cancelled"):
         services.training_job_resume(job=job)

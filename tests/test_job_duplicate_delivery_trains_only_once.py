@@ -8,10 +8,9 @@ import pytest
 
 from classification.models import MLModel, TrainingJob
 from classification.tasks import start_model_training
-from tests.test_job_support import (  # noqa: F401 - fixtures
+from tests.job_support import (
     DONE,
     fast_env,
-    slice_dataset,
     wait_for,
     wait_for_job,
 )
@@ -34,7 +33,8 @@ def test_two_deliveries_of_one_message_to_two_workers_train_once(
     job = wait_for_job(job, DONE, 90)
     assert job.status == "completed", (job.reason, job.log_tail)
     assert TrainingJob.objects.filter(ml_model=model).count() == 1
-    assert job.attempt == 1 and job.celery_task_id == task_id
+    assert job.attempt == 1
+    assert job.celery_task_id == task_id
 
     def both_consumed() -> bool:
         logs = first.log() + second.log()

@@ -10,13 +10,11 @@ import psutil
 import pytest
 
 from classification import services
-from tests.test_job_support import (  # noqa: F401 - fixtures
+from tests.job_support import (
     FAST,
     assert_untouched,
     dataset_digest,
-    earlier_model,
     fast_env,
-    slice_dataset,
     tiny_bert_config,
     wait_for,
     wait_for_job,
@@ -48,5 +46,6 @@ def test_a_hang_in_a_training_step_is_marked_stalled_while_heartbeats_continue(
     assert job.status == "stalled", job.reason
     assert job.reason.startswith("Stalled in training (epoch"), job.reason
     assert "no progress for" in job.reason
-    assert job.child_pid and not psutil.pid_exists(job.child_pid)
+    assert job.child_pid
+    assert not psutil.pid_exists(job.child_pid)
     assert_untouched(slice_dataset, digest, earlier_model)

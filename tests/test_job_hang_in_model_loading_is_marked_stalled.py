@@ -10,13 +10,11 @@ import psutil
 import pytest
 
 from classification import services
-from tests.test_job_support import (  # noqa: F401 - fixtures
+from tests.job_support import (
     FAST,
     assert_untouched,
     dataset_digest,
-    earlier_model,
     fast_env,
-    slice_dataset,
     tiny_bert_config,
     wait_for,
     wait_for_job,
@@ -45,5 +43,6 @@ def test_a_hang_in_model_loading_is_marked_stalled_within_twice_the_floor(
     assert time.monotonic() - hung_at <= 2 * floor
     assert job.status == "stalled", job.reason
     assert job.reason.startswith("Stalled in model loading: no progress for"), job.reason
-    assert job.child_pid and not psutil.pid_exists(job.child_pid)
+    assert job.child_pid
+    assert not psutil.pid_exists(job.child_pid)
     assert_untouched(slice_dataset, digest, earlier_model)

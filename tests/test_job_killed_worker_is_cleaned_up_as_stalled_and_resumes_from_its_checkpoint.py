@@ -12,12 +12,10 @@ from django.core.management import call_command
 
 from classification import services
 from classification.models import MLModel
-from tests.test_job_support import (  # noqa: F401 - fixtures
+from tests.job_support import (
     assert_untouched,
     dataset_digest,
-    earlier_model,
     fast_env,
-    slice_dataset,
     tiny_bert_config,
     wait_for,
     wait_for_job,
@@ -50,7 +48,8 @@ def test_a_killed_worker_leaves_no_orphan_and_the_job_resumes_from_its_checkpoin
     call_command("cleanup_stuck_training", stdout=out)
     job.refresh_from_db()
     assert job.status == "stalled", out.getvalue()
-    assert f"worker process {worker.pid}" in job.reason and "gone" in job.reason
+    assert f"worker process {worker.pid}" in job.reason
+    assert "gone" in job.reason
     assert "marked stalled" in out.getvalue()
     again = io.StringIO()
     call_command("cleanup_stuck_training", stdout=again)  # idempotent, cron-safe
@@ -60,7 +59,8 @@ def test_a_killed_worker_leaves_no_orphan_and_the_job_resumes_from_its_checkpoin
     call_command("resume_training", str(job.pk), stdout=io.StringIO())
     job = wait_for_job(job, {"completed", "failed", "stalled", "cancelled"}, 120)
     assert job.status == "completed", (job.reason, job.log_tail)
-    assert job.attempt == 2 and job.total_epochs == 2
+    assert job.attempt == 2
+    assert job.total_epochs == 2
     assert "attempt 2: resuming from checkpoint-" in job.log_tail
     assert MLModel.objects.get(pk=job.ml_model_id).status == "trained"
     assert_untouched(slice_dataset, digest, earlier_model)

@@ -10,14 +10,11 @@ import pytest
 
 from classification import services
 from classification.models import MLModel, TrainingJob
-from tests.test_job_support import (  # noqa: F401 - fixtures
-    fast_env,
+from tests.job_support import (
     assert_untouched,
     dataset_digest,
-    earlier_model,
-    slice_dataset,
+    fast_env,
     tiny_bert_config,
-    wait_for_job,
 )
 
 
@@ -31,7 +28,8 @@ def test_a_tiny_bert_job_trains_end_to_end_and_its_model_predicts(
         owner=user, dataset=slice_dataset, model_type="custom", name="Tiny",
         config=tiny_bert_config(tiny_bert_dir, epochs=1),
     )
-    assert job.status == "queued" and job.celery_task_id
+    assert job.status == "queued"
+    assert job.celery_task_id
 
     phases: list[str] = []
     deadline = time.monotonic() + 120
@@ -44,11 +42,15 @@ def test_a_tiny_bert_job_trains_end_to_end_and_its_model_predicts(
         time.sleep(0.05)
 
     assert job.status == TrainingJob.Status.COMPLETED, (job.reason, job.log_tail)
-    assert job.phase == "done" and job.progress_percentage == 100.0
+    assert job.phase == "done"
+    assert job.progress_percentage == 100.0
     assert {"preparing", "loading_model", "training", "saving", "done"} <= set(phases), phases
-    assert job.worker_pid == worker.pid and job.child_pid not in (None, worker.pid)
-    assert job.heartbeat_at is not None and job.device_plan.get("device") == "cpu"
-    assert job.current_step == job.total_steps > 0 and job.total_epochs == 1
+    assert job.worker_pid == worker.pid
+    assert job.child_pid not in (None, worker.pid)
+    assert job.heartbeat_at is not None
+    assert job.device_plan.get("device") == "cpu"
+    assert job.current_step == job.total_steps > 0
+    assert job.total_epochs == 1
     kinds = {point["kind"] for point in job.metrics_history}
     assert {"loss", "eval"} <= kinds, job.metrics_history
 
@@ -56,7 +58,8 @@ def test_a_tiny_bert_job_trains_end_to_end_and_its_model_predicts(
     assert model.status == MLModel.Status.TRAINED
     assert Path(model.artifact_path, "manifest.json").is_file()
     assert {"micro_f1", "macro_f1", "n"} <= set(model.metrics)
-    assert model.device_used == "cpu" and "torch" in model.library_versions
+    assert model.device_used == "cpu"
+    assert "torch" in model.library_versions
     predictions = services.mlmodel_predict(ml_model=model, texts=["breast cancer therapy"])
     assert set(predictions[0]["probabilities"]) == set(model.label_names)
     assert_untouched(slice_dataset, digest, earlier_model)

@@ -15,10 +15,9 @@ from celery import Celery
 
 from classification import services
 from core.models import WorkerPing
-from tests.test_job_support import (  # noqa: F401 - fixtures
+from tests.job_support import (
     DONE,
     fast_env,
-    slice_dataset,
     tiny_bert_config,
     wait_for,
     wait_for_job,

@@ -13,10 +13,9 @@ from django.utils import timezone
 
 from classification import services
 from classification.models import TrainingJob
-from tests.test_job_support import (  # noqa: F401 - fixtures
+from tests.job_support import (
     DONE,
     fast_env,
-    slice_dataset,
     tiny_bert_config,
     wait_for_job,
 )
@@ -65,4 +64,5 @@ def test_reads_and_writes_from_the_web_side_never_see_database_locked(
             t.join(30)
     assert not errors, errors
     assert job.status == "completed", (job.reason, job.log_tail)
-    assert counts["reads"] > 100 and counts["writes"] > 20
+    assert counts["reads"] > 100
+    assert counts["writes"] > 20

@@ -9,7 +9,6 @@ import sys
 from classification import services
 from classification.jobs import processes
 from classification.models import TrainingJob
-from tests.test_job_support import slice_dataset  # noqa: F401 - fixture
 
 
 def dead_pid() -> int:
@@ -33,6 +32,7 @@ def test_running_jobs_of_a_dead_worker_on_this_host_become_stalled(slice_dataset
     assert services.training_jobs_reconcile_on_worker_start() == [job.pk]
     job.refresh_from_db()
     other.refresh_from_db()
-    assert job.status == "stalled" and "worker restarted" in job.reason
+    assert job.status == "stalled"
+    assert "worker restarted" in job.reason
     assert other.status == "running"
     assert processes.hostname() != "another-host"

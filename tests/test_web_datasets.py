@@ -39,11 +39,14 @@ def test_confirm_creates_the_dataset_and_shows_its_detail(alice_client, user) ->
         "seed": "7", "map_label": "group", "action": "create",
     }, follow=True)
     dataset = Dataset.objects.get(owner=user)
-    assert dataset.name == "Demo slice" and dataset.row_count == 200
+    assert dataset.name == "Demo slice"
+    assert dataset.row_count == 200
     assert dataset.split_seed == 7
     html = response.content.decode()
     assert "created with 200 rows" in html
-    assert 'id="samples"' in html and "label-chart" in html and "length-chart" in html
+    assert 'id="samples"' in html
+    assert "label-chart" in html
+    assert "length-chart" in html
     assert f"{dataset.split_sizes['train']} / {dataset.split_sizes['validation']}" in html
 
 
@@ -68,7 +71,8 @@ def test_an_expired_or_foreign_token_starts_over(alice_client) -> None:
     response = alice_client.post(reverse("datasets:upload_confirm"), {
         "token": "0" * 32, "name": "x", "action": "create",
     })
-    assert response.status_code == 302 and response["Location"] == reverse("datasets:upload")
+    assert response.status_code == 302
+    assert response["Location"] == reverse("datasets:upload")
     response = alice_client.post(reverse("datasets:upload_confirm"), {
         "token": "../../etc", "name": "x", "action": "create",
     })
@@ -95,7 +99,8 @@ def test_delete_warns_about_models_and_keeps_them(alice_client, user, rows) -> N
     dataset = Dataset.objects.get(owner=user)
     model = rows.model(user, dataset, name="Uses the demo")
     page = alice_client.get(reverse("datasets:detail", args=[dataset.pk])).content.decode()
-    assert "These models were trained on this dataset" in page and "Uses the demo" in page
+    assert "These models were trained on this dataset" in page
+    assert "Uses the demo" in page
 
     alice_client.post(reverse("datasets:delete", args=[dataset.pk]))
     assert not Dataset.objects.filter(pk=dataset.pk).exists()

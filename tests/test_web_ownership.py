@@ -53,7 +53,8 @@ def test_another_user_cannot_act_on_the_owners_things(bob_client, alices_things)
     assert Dataset.objects.filter(pk=dataset.pk).exists()
     assert MLModel.objects.filter(pk=model.pk).exists()
     job.refresh_from_db()
-    assert job.status == TrainingJob.Status.FAILED and job.attempt == 1
+    assert job.status == TrainingJob.Status.FAILED
+    assert job.attempt == 1
 
 
 def test_another_users_things_are_absent_from_lists_and_forms(bob_client, alices_things) -> None:
@@ -94,5 +95,6 @@ def test_classify_cannot_use_another_users_model(bob_client, alices_things) -> N
 
 def test_the_owner_sees_them(alice_client, alices_things) -> None:
     _, model, job = alices_things
-    assert alice_client.get(reverse("classification:model_detail", args=[model.pk])).status_code == 200
+    model_url = reverse("classification:model_detail", args=[model.pk])
+    assert alice_client.get(model_url).status_code == 200
     assert alice_client.get(reverse("classification:job_detail", args=[job.pk])).status_code == 200

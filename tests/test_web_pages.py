@@ -9,7 +9,8 @@ pytestmark = pytest.mark.django_db
 
 
 def test_pages_ask_anonymous_visitors_to_log_in(client) -> None:
-    for url in (reverse("dashboard"), reverse("datasets:list"), reverse("classification:model_list"),
+    for url in (reverse("dashboard"), reverse("datasets:list"),
+                reverse("classification:model_list"),
                 reverse("classification:classify"), reverse("classification:model_new")):
         response = client.get(url)
         assert response.status_code == 302
@@ -51,9 +52,11 @@ def test_job_page_shows_progress_controls_and_history(alice_client, user, rows) 
     page = alice_client.get(reverse("classification:job_detail", args=[job.pk])).content.decode()
 
     assert "Training:" in page
-    assert 'id="cancel-form"' in page and 'id="cancel-form" hidden' not in page
+    assert 'id="cancel-form"' in page
+    assert 'id="cancel-form" hidden' not in page
     assert 'id="resume-form" hidden' in page
-    assert "loss-chart" in page and "f1-chart" in page
+    assert "loss-chart" in page
+    assert "f1-chart" in page
     assert '"eval_micro_f1": 0.6' in page  # the history is embedded for the first paint
 
 
@@ -64,10 +67,13 @@ def test_progress_endpoint_returns_the_live_fields(alice_client, user, rows) -> 
     data = alice_client.get(url).json()
     assert data["status"] == "running"
     assert data["progress"] == 42.0
-    assert data["step"] == 12 and data["total_steps"] == 30
+    assert data["step"] == 12
+    assert data["total_steps"] == 30
     assert data["phase_display"] == "Training"
-    assert data["is_active"] is True and data["is_resumable"] is False
-    assert len(data["history"]) == 2 and "log_tail" not in data
+    assert data["is_active"] is True
+    assert data["is_resumable"] is False
+    assert len(data["history"]) == 2
+    assert "log_tail" not in data
 
     later = alice_client.get(url, {"since": 1, "log": 1}).json()
     assert later["history"] == [job.metrics_history[1]]
@@ -104,9 +110,12 @@ def test_failed_job_explains_itself_and_offers_resume(alice_client, user, rows) 
 def test_model_page_shows_metrics_per_label_confusion_and_mistakes(alice_client, user,
                                                                    rows) -> None:
     model = rows.model(user, rows.dataset(user))
-    page = alice_client.get(reverse("classification:model_detail", args=[model.pk])).content.decode()
-    assert "Micro-F1" in page and "0.810" in page
-    assert "cardiovascular" in page and "neurological" in page
+    url = reverse("classification:model_detail", args=[model.pk])
+    page = alice_client.get(url).content.decode()
+    assert "Micro-F1" in page
+    assert "0.810" in page
+    assert "cardiovascular" in page
+    assert "neurological" in page
     assert "heatmap" in page
     assert "Most confident mistakes" in page
     assert "0.550" in page  # the tuned threshold for neurological
@@ -117,12 +126,14 @@ def test_model_list_and_compare(alice_client, user, rows) -> None:
     a = rows.model(user, dataset, name="Model A")
     b = rows.model(user, dataset, name="Model B", metrics={"micro_f1": 0.5, "macro_f1": 0.4})
     listing = alice_client.get(reverse("classification:model_list")).content.decode()
-    assert "Model A" in listing and "Model B" in listing
+    assert "Model A" in listing
+    assert "Model B" in listing
 
     page = alice_client.get(reverse("classification:model_compare"),
                             {"ids": [a.pk, b.pk]}).content.decode()
     assert 'id="compare-table"' in page
-    assert "0.810" in page and "0.500" in page
+    assert "0.810" in page
+    assert "0.500" in page
 
 
 def test_new_model_page_lists_types_with_availability_and_presets(alice_client, user,
@@ -130,9 +141,13 @@ def test_new_model_page_lists_types_with_availability_and_presets(alice_client, 
     rows.dataset(user, name="Trainable")
     page = alice_client.get(reverse("classification:model_new")).content.decode()
     assert "Trainable" in page
-    assert "tfidf_logreg" in page and "biobert" in page
-    assert "Quick (M1-safe)" in page and "Balanced" in page and "Best" in page
-    assert "<details" in page and "Advanced parameters" in page
+    assert "tfidf_logreg" in page
+    assert "biobert" in page
+    assert "Quick (M1-safe)" in page
+    assert "Balanced" in page
+    assert "Best" in page
+    assert "<details" in page
+    assert "Advanced parameters" in page
     for status in ("bundled",):
         assert status in page
     assert "estimate" in page.lower()

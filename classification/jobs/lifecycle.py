@@ -260,7 +260,8 @@ def training_job_resume(*, job: TrainingJob) -> TrainingJob:
         if not ok:
             job.refresh_from_db()
             raise ValueError(
-                f"Job {job.pk} is {job.status}: only failed, stalled or cancelled jobs can be resumed"
+                f"Job {job.pk} is {job.status}: "
+                "only failed, stalled or cancelled jobs can be resumed"
             )
         MLModel.objects.filter(pk=job.ml_model_id).update(status=MLModel.Status.PENDING)
         job.refresh_from_db()

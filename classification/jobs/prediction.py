@@ -53,7 +53,9 @@ def parse_articles_file(path: str | Path, *, filename: str | None = None) -> Par
             raw_labels.append(record.get(m.label, "") if m.label else "")
     if not texts:
         raise ValueError(f"No article text found in {filename or path.name}")
-    has_labels = bool(m.label) and any(_cell(v) if not isinstance(v, list) else v for v in raw_labels)
+    has_labels = bool(m.label) and any(
+        v if isinstance(v, list) else _cell(v) for v in raw_labels
+    )
     separator = m.label_separator or label_separator_detect(raw_values=raw_labels)
     labels = [
         list(labels_parse(raw=v, separator=separator, label_map=m.label_map)) if has_labels else []

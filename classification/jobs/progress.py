@@ -143,7 +143,7 @@ class ProgressWriter:
 
     def _steps(self, event: dict[str, Any]) -> None:
         if event.get("total_epochs") is not None:
-            self.total_epochs = int(round(float(event["total_epochs"])))
+            self.total_epochs = round(float(event["total_epochs"]))
             self.pending["total_epochs"] = self.total_epochs
         if event.get("epoch") is not None:
             self.epoch = float(event["epoch"])

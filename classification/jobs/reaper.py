@@ -69,7 +69,9 @@ def training_jobs_check(*, stale_seconds: float, force: bool = False) -> list[Jo
         if force:
             problem = "forced cleanup (--force): every running job is treated as stuck"
         elif same_host and not processes.pid_alive(job.worker_pid):
-            problem = f"worker process {job.worker_pid} on {host} is gone (worker killed or restarted)"
+            problem = (
+                f"worker process {job.worker_pid} on {host} is gone (worker killed or restarted)"
+            )
         elif same_host and job.worker_pid and not processes.is_our_process(job.worker_pid):
             problem = f"PID {job.worker_pid} on {host} now belongs to another program"
         elif age is not None and age > stale_seconds:
@@ -107,5 +109,7 @@ def training_jobs_cleanup(
         worker_gone = not processes.pid_alive(check.worker_pid)
         if pid and check.host == host and (force or worker_gone) and processes.is_our_process(pid):
             killed = processes.kill_pid(pid)
-            check.action += f", killed training process {pid}" if killed else f", could not kill {pid}"
+            check.action += (
+                f", killed training process {pid}" if killed else f", could not kill {pid}"
+            )
     return checks

@@ -212,7 +212,8 @@ class Supervisor:
         code = self.proc.exitcode
         status = TrainingJob.objects.filter(pk=self.job_id).values_list("status", flat=True).first()
         if status == S.RUNNING:
-            tail = TrainingJob.objects.filter(pk=self.job_id).values_list("log_tail", flat=True).first()
+            rows = TrainingJob.objects.filter(pk=self.job_id)
+            tail = rows.values_list("log_tail", flat=True).first()
             last = (tail or "").strip().splitlines()[-1:] or [""]
             reason = processes.describe_exit(code)
             reason = reason[0].upper() + reason[1:]

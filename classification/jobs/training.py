@@ -49,7 +49,10 @@ def load_split(dataset: Any, split: str) -> ml_models.TextData:
 
 
 def _jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
+    def scalar(v: Any) -> Any:
+        return v.item() if hasattr(v, "item") else str(v)
+
+    return json.loads(json.dumps(value, default=scalar))
 
 
 def short_traceback(exc: BaseException) -> str:
@@ -155,7 +158,11 @@ def run_training(*, job_id: int) -> int:
             {
                 **(test_metrics or val_metrics or {}),
                 "evaluated_on": "test" if test_metrics else "validation",
-                "validation": {k: v for k, v in (val_metrics or {}).items() if not isinstance(v, (dict, list))},
+                "validation": {
+                    k: v
+                    for k, v in (val_metrics or {}).items()
+                    if not isinstance(v, (dict, list))
+                },
             }
         )
         writer.line("saved and verified: it loads back and predicts")
@@ -165,7 +172,10 @@ def run_training(*, job_id: int) -> int:
             shutil.rmtree(artifact, ignore_errors=True)
         return 0
     except ml_models.TrainingStopped as exc:
-        where = f"epoch {writer.epoch:.2f} of {writer.total_epochs}, step {writer.step} of {writer.total_steps}"
+        where = (
+            f"epoch {writer.epoch:.2f} of {writer.total_epochs}, "
+            f"step {writer.step} of {writer.total_steps}"
+        )
         checkpoint = exc.checkpoint_path or ""
         reason = (
             f"Cancelled on request at {where}; checkpoint saved, resume continues from it"

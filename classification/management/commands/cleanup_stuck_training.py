@@ -39,7 +39,8 @@ class Command(BaseCommand):
         for c in checks:
             age = "-" if c.heartbeat_age is None else f"{c.heartbeat_age:.0f}s ago"
             self.stdout.write(
-                f"{c.job_id:>5}  {c.host[:20]:<20} {c.worker_pid or '-':>7} {c.child_pid or '-':>7} "
+                f"{c.job_id:>5}  {c.host[:20]:<20} "
+                f"{c.worker_pid or '-':>7} {c.child_pid or '-':>7} "
                 f"{age:>10}  {c.action}{': ' + c.problem if c.problem else ''}"
             )
         stuck = sum(1 for c in checks if c.problem)

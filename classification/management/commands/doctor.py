@@ -1,4 +1,4 @@
-"""manage.py doctor: the checks of scripts/m1_training_setup.py (same code), non-zero on a blocker."""
+"""manage.py doctor: the checks of scripts/m1_training_setup.py; non-zero on a blocker."""
 
 from __future__ import annotations
 

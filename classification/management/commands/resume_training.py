@@ -22,4 +22,6 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         where = job.checkpoint_path or "scratch (no checkpoint was saved)"
-        self.stdout.write(f"Job {job_id} queued again (attempt {job.attempt}); continues from {where}")
+        self.stdout.write(
+            f"Job {job_id} queued again (attempt {job.attempt}); continues from {where}"
+        )

@@ -1,4 +1,4 @@
-"""manage.py train_model --dataset ID --type minilm [...] [--wait]: queue (and follow) a training."""
+"""manage.py train_model --dataset ID --type minilm [...] [--wait]: queue (and follow) training."""
 
 from __future__ import annotations
 

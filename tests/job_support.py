@@ -1,7 +1,6 @@
-"""Shared helpers for the job tests (no tests here): fast worker settings, waiting, datasets.
+"""Helpers shared by the job tests: fast supervision settings, waiting, and digests.
 
-Import the fixtures into a test module with ``from tests.test_job_support import *``-style
-explicit imports; pytest finds them by name there.
+The fixtures these tests use (``slice_dataset``, ``earlier_model``) live in tests/plugins/jobs.py.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from django.conf import settings
 
 from classification.models import MLModel, TrainingJob
@@ -86,24 +84,6 @@ def file_digest(path: str | Path) -> str:
 
 def dataset_digest(dataset: Any) -> str:
     return file_digest(Path(settings.MEDIA_ROOT) / dataset.rows_path)
-
-
-@pytest.fixture
-def slice_dataset(import_file: Callable[..., Any]) -> Any:
-    """The 200-row demo slice, imported through the real ingestion service."""
-    return import_file(FIXTURES / "demo_slice.csv", name="Slice")
-
-
-@pytest.fixture
-def earlier_model(slice_dataset: Any, tmp_path: Path) -> MLModel:
-    """A model trained before the test's job; it must come out untouched."""
-    artifact = tmp_path / "earlier-model"
-    artifact.mkdir()
-    (artifact / "manifest.json").write_text('{"model_type": "tfidf_logreg"}')
-    return MLModel.objects.create(
-        name="Earlier", model_type="tfidf_logreg", dataset=slice_dataset,
-        status=MLModel.Status.TRAINED, artifact_path=str(artifact), metrics={"micro_f1": 0.5},
-    )
 
 
 def assert_untouched(dataset: Any, digest: str, earlier: MLModel) -> None:
