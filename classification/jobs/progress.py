@@ -138,6 +138,10 @@ class ProgressWriter:
         if phase in (P.LOADING_MODEL, P.DOWNLOADING):
             faults.maybe_hang("loading")
         elif phase == P.TRAINING and self.step >= 1:
+            if faults.active_faults():
+                # A real deadlock strikes after the last step was reported; without this the
+                # throttle could leave step 1 unwritten and the hang would look like loading.
+                self.flush(force=True)
             faults.maybe_hang("step")
             faults.step_delay()
 
