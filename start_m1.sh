@@ -105,6 +105,10 @@ for _ in $(seq 1 100); do
     sleep 0.2
 done
 
+WORKER="$("$PY" manage.py ping_worker --timeout 60 2>&1 | tail -1)" \
+    || warn "the worker did not answer: training jobs will wait in the queue (logs/celery_m1.log)"
+say "$WORKER"
+
 cat <<EOF
 
   MedLitBot is running.
