@@ -120,4 +120,4 @@ cat <<EOF
 
 EOF
 wait -n "${PIDS[@]}" || true
-warn "a process exited; see logs/. Stopping the other."
+say "a process exited (Ctrl-C, or see logs/); stopping the other"

@@ -159,13 +159,18 @@ def startup_problem(job: TrainingJob) -> str:
     return ""
 
 
-def training_job_fail_to_start(*, job: TrainingJob, reason: str) -> bool:
+def training_job_fail_to_start(
+    *, job: TrainingJob | None = None, job_id: int | None = None, reason: str
+) -> bool:
+    """queued -> failed, exactly once: the job can never start (or its message was lost)."""
+    pk = job.pk if job is not None else job_id
     with transaction.atomic():
         ok = TrainingJob.objects.transition(
-            job.pk, source=S.QUEUED, target=S.FAILED, reason=reason, finished_at=timezone.now()
+            pk, source=S.QUEUED, target=S.FAILED, reason=reason, finished_at=timezone.now()
         )
         if ok:
-            MLModel.objects.filter(pk=job.ml_model_id).update(status=MLModel.Status.FAILED)
+            model_id = TrainingJob.objects.filter(pk=pk).values_list("ml_model_id", flat=True)
+            MLModel.objects.filter(pk__in=model_id).update(status=MLModel.Status.FAILED)
     return ok
 
 

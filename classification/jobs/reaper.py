@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.utils import timezone
 
-from classification.jobs import lifecycle, processes
+from classification.jobs import broker, lifecycle, processes
 from classification.models import TrainingJob
 
 logger = logging.getLogger(__name__)
@@ -25,6 +26,7 @@ class JobCheck:
     heartbeat_age: float | None
     problem: str  # "" when the job looks healthy
     action: str = "ok"
+    queued: bool = False  # a queued job whose message is lost, rather than a running one
 
 
 def _heartbeat_age(job: TrainingJob) -> float | None:
@@ -79,6 +81,22 @@ def training_jobs_check(*, stale_seconds: float, force: bool = False) -> list[Jo
         checks.append(
             JobCheck(job.pk, job.worker_host, job.worker_pid, job.child_pid, age, problem)
         )
+    return checks + _lost_queued_jobs(stale_seconds=stale_seconds)
+
+
+def _lost_queued_jobs(*, stale_seconds: float) -> list[JobCheck]:
+    """Queued jobs, waiting longer than the threshold, whose task message the broker lost."""
+    cutoff = timezone.now() - timedelta(seconds=stale_seconds)
+    checks = []
+    for job in TrainingJob.objects.filter(status=S.QUEUED, updated_at__lt=cutoff).order_by("pk"):
+        if not job.celery_task_id or broker.broker_holds_task(task_id=job.celery_task_id):
+            continue  # None ("cannot tell") and True both leave the job alone
+        waited = (timezone.now() - job.updated_at).total_seconds()
+        problem = (
+            f"queued {waited / 60:.1f} min ago, but the broker no longer holds its task "
+            "message (Redis restarted or was flushed), so no worker will ever start it"
+        )
+        checks.append(JobCheck(job.pk, "", None, None, None, problem, queued=True))
     return checks
 
 
@@ -96,7 +114,15 @@ def training_jobs_cleanup(
         if not check.problem:
             continue
         if dry_run:
-            check.action = "would mark stalled"
+            check.action = "would mark failed" if check.queued else "would mark stalled"
+            continue
+        if check.queued:
+            marked = lifecycle.training_job_fail_to_start(
+                job_id=check.job_id,
+                reason=f"Failed: {check.problem}. Resume to queue it again "
+                "(found by cleanup_stuck_training)",
+            )
+            check.action = "marked failed" if marked else "already started or ended"
             continue
         reason = f"Stalled: {check.problem} (found by cleanup_stuck_training)"
         marked = lifecycle.training_job_finish(

@@ -1,4 +1,7 @@
-"""manage.py cleanup_stuck_training: mark running jobs whose training is gone or silent as stalled.
+"""manage.py cleanup_stuck_training: end jobs that can make no more progress, with a reason.
+
+Running jobs whose training is gone or silent become stalled (resumable); queued jobs whose task
+message the broker lost become failed (resumable too).
 
 Cron-safe: idempotent, exit status 0 when there is nothing to do.
 """
@@ -14,7 +17,8 @@ from classification import services
 class Command(BaseCommand):
     help = (
         "Find running training jobs whose worker is gone or whose heartbeat is stale and mark "
-        "them stalled (resumable). --force treats every running job as stuck."
+        "them stalled, and queued jobs whose task message the broker lost and mark them failed "
+        "(both resumable). --force treats every running job as stuck."
     )
 
     def add_arguments(self, parser) -> None:
@@ -32,7 +36,7 @@ class Command(BaseCommand):
         stale = stale_minutes * 60 if stale_minutes is not None else 2 * settings.HEARTBEAT_TIMEOUT
         checks = services.training_jobs_cleanup(stale_seconds=stale, force=force, dry_run=dry_run)
         if not checks:
-            self.stdout.write("No running training jobs.")
+            self.stdout.write("No running or waiting training jobs to check.")
             return
         header = f"{'job':>5}  {'host':<20} {'worker':>7} {'child':>7} {'heartbeat':>10}  action"
         self.stdout.write(header)

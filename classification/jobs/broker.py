@@ -1,0 +1,48 @@
+"""Asking the broker whether it still holds a task message.
+
+A queued job waits for a message in Redis. If Redis restarts without persistence, or someone
+flushes it, the message is gone and the job would wait forever: exactly the silent hang
+MedLitBot promises never to have. Celery's own `inspect` cannot help here, because a solo-pool
+worker busy training answers no control messages.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from celery import current_app
+
+logger = logging.getLogger(__name__)
+
+
+def _task_id(raw: bytes | str) -> str | None:
+    try:
+        payload = json.loads(raw)
+    except (TypeError, ValueError):
+        return None
+    if isinstance(payload, list):  # kombu's unacked hash stores [message, exchange, key]
+        payload = payload[0] if payload else {}
+    headers = payload.get("headers") if isinstance(payload, dict) else None
+    return headers.get("id") if isinstance(headers, dict) else None
+
+
+def broker_holds_task(*, task_id: str) -> bool | None:
+    """True or False when the broker is Redis and can be read; None when it cannot tell.
+
+    Looks in the waiting queue and in kombu's `unacked` hash, which holds the message a worker
+    has reserved (prefetched) but not yet started.
+    """
+    app = current_app
+    if not str(app.conf.broker_url or "").startswith(("redis://", "rediss://")):
+        return None
+    queue = app.conf.task_default_queue or "celery"
+    try:
+        with app.connection_for_read() as conn:
+            client = conn.default_channel.client
+            waiting = client.lrange(queue, 0, -1)
+            reserved = client.hvals("unacked")
+    except Exception as exc:  # the broker being down is itself the answer "cannot tell"
+        logger.warning("could not read the broker to look for task %s: %s", task_id, exc)
+        return None
+    return any(_task_id(raw) == task_id for raw in [*waiting, *reserved])
