@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Latency from start_model_training.delay() to the first visible progress on the job row.
 
-Starts its own solo worker on the tests' settings (a scratch SQLite DB, Redis DB 13), imports
+Starts its own solo worker on the tests' settings (a scratch SQLite DB, Redis DB 12), imports
 the 200-row demo slice, builds the tiny BERT, then for each run times:
   claimed   .delay() -> the row leaves "queued" (running, phase preparing: what the UI shows)
   step      .delay() -> the first training step is on the row
@@ -34,6 +34,8 @@ def main() -> int:
         DJANGO_SETTINGS_MODULE="medlitbot_project.settings_test", MEDLITBOT_TEST_DIR=str(scratch),
         USE_SQLITE="True", SQLITE_PATH=str(scratch / "db.sqlite3"), TOKENIZERS_PARALLELISM="false",
     )
+    # A Redis DB of its own, so a test suite running beside it cannot flush its messages.
+    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/12")
     sys.path.insert(0, str(ROOT))
     import django
 

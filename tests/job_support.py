@@ -92,3 +92,28 @@ def assert_untouched(dataset: Any, digest: str, earlier: MLModel) -> None:
     earlier.refresh_from_db()
     assert (earlier.status, earlier.artifact_path, earlier.metrics) == before
     assert Path(earlier.artifact_path, "manifest.json").is_file()
+
+
+def start_faulty_job(
+    start_worker: Callable[..., Any], dataset: Any, tiny_bert_dir: Path, user: Any, *,
+    faults: str, name: str, epochs: int = 2, **env: str,
+) -> TrainingJob:
+    """Start a worker with `faults` injected and queue a tiny-BERT training on `dataset`."""
+    from classification import services
+
+    start_worker(**fast_env(MEDLITBOT_FAULT_INJECTION=faults, **env))
+    return services.training_job_create(
+        owner=user, dataset=dataset, model_type="custom", name=name,
+        config=tiny_bert_config(tiny_bert_dir, epochs=epochs),
+    )
+
+
+def wait_for_step(job: TrainingJob, step: int = 1, timeout: float = 90) -> float:
+    """Wait until the job has reported training step `step`; returns the monotonic time then."""
+
+    def stepping() -> bool:
+        job.refresh_from_db()
+        return job.phase == "training" and job.current_step >= step
+
+    wait_for(stepping, timeout, f"training step {step}", poll=0.05)
+    return time.monotonic()

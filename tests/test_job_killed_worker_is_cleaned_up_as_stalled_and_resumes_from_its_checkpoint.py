@@ -10,7 +10,7 @@ import psutil
 import pytest
 from django.core.management import call_command
 
-from classification import services
+from classification import selectors, services
 from classification.models import MLModel
 from tests.job_support import (
     assert_untouched,
@@ -36,7 +36,7 @@ def test_a_killed_worker_leaves_no_orphan_and_the_job_resumes_from_its_checkpoin
     def in_second_epoch() -> bool:
         job.refresh_from_db()
         assert job.status in ("queued", "running"), (job.reason, job.log_tail)
-        return job.current_epoch > 1.05 and services.training_job_latest_checkpoint(job=job)
+        return job.current_epoch > 1.05 and selectors.training_job_latest_checkpoint(job=job)
 
     wait_for(in_second_epoch, 120, "the second epoch")
     child = job.child_pid
@@ -53,7 +53,7 @@ def test_a_killed_worker_leaves_no_orphan_and_the_job_resumes_from_its_checkpoin
     assert "marked stalled" in out.getvalue()
     again = io.StringIO()
     call_command("cleanup_stuck_training", stdout=again)  # idempotent, cron-safe
-    assert "No running training jobs" in again.getvalue()
+    assert "No running or waiting training jobs" in again.getvalue()
 
     start_worker(**fast_env())
     call_command("resume_training", str(job.pk), stdout=io.StringIO())

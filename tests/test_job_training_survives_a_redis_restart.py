@@ -58,7 +58,8 @@ def test_a_training_survives_a_redis_restart_and_the_worker_reconnects(
     try:
         start_worker(**fast_env(REDIS_URL=url, CELERY_BROKER_URL=url,
                                 MEDLITBOT_FAULT_INJECTION="slow_step=0.2"))
-        producer = Celery("test-producer", broker=url)
+        # Not set as current: later tests must keep sending through the settings broker.
+        producer = Celery("test-producer", broker=url, set_as_current=False)
         job = services.training_job_create(
             owner=user, dataset=slice_dataset, model_type="custom", name="Redis",
             config=tiny_bert_config(tiny_bert_dir, epochs=1),
