@@ -166,6 +166,8 @@ else:
         # change can ever hand a running job to a second worker.
         "visibility_timeout": int(JOB_HARD_TIME_LIMIT * 2),
     }
+# One queue; named so that several installs (or test runs) can share one Redis DB.
+CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
 # The job row is the truth; Celery's result backend would be a second, stale copy.
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None

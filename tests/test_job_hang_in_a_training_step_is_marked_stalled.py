@@ -9,15 +9,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from classification import services
 from tests.job_support import (
+    DONE,
     FAST,
     assert_untouched,
     dataset_digest,
-    fast_env,
-    tiny_bert_config,
+    start_faulty_job,
     wait_for,
     wait_for_job,
+    wait_for_step,
 )
 
 
@@ -26,22 +26,14 @@ def test_a_hang_in_a_training_step_is_marked_stalled_while_heartbeats_continue(
     start_worker, slice_dataset, earlier_model, tiny_bert_dir: Path, user
 ) -> None:
     digest = dataset_digest(slice_dataset)
-    start_worker(**fast_env(MEDLITBOT_FAULT_INJECTION="hang_in_step"))
-    job = services.training_job_create(
-        owner=user, dataset=slice_dataset, model_type="custom", name="Deadlock",
-        config=tiny_bert_config(tiny_bert_dir),
-    )
-
-    def training() -> bool:
-        job.refresh_from_db()
-        return job.phase == "training" and job.current_step >= 1
-
-    wait_for(training, 90, "the first training step", poll=0.05)
-    hung_at, beat = time.monotonic(), job.heartbeat_at
+    job = start_faulty_job(start_worker, slice_dataset, tiny_bert_dir, user,
+                           faults="hang_in_step", name="Deadlock")
+    hung_at = wait_for_step(job)
+    beat = job.heartbeat_at
     time.sleep(2)
     job.refresh_from_db()
     assert job.heartbeat_at > beat, "the heartbeat thread should keep beating through the hang"
-    job = wait_for_job(job, {"completed", "failed", "stalled", "cancelled"}, 60)
+    job = wait_for_job(job, DONE, 60)
     assert time.monotonic() - hung_at <= 2 * float(FAST["STALL_TIMEOUT_FLOOR"])
     assert job.status == "stalled", job.reason
     assert job.reason.startswith("Stalled in training (epoch"), job.reason

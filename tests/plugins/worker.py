@@ -93,9 +93,12 @@ class WorkerProcess:
 
 @pytest.fixture
 def clean_broker() -> None:
-    """Empty the tests' own Redis DB so no message from an earlier run is consumed."""
+    """Empty this run's queue so no message from an earlier test is consumed.
+
+    Only the queue: a flush of the whole DB would take messages from a suite running beside us.
+    """
     if settings.CELERY_BROKER_URL.startswith("redis://"):
-        redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()
+        redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(settings.CELERY_TASK_DEFAULT_QUEUE)
 
 
 @pytest.fixture
