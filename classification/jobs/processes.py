@@ -10,6 +10,7 @@ import socket
 import sys
 import threading
 import time
+from multiprocessing.process import BaseProcess
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ def die_with_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def stop_process(proc, *, grace: float = 5.0) -> None:  # proc: multiprocessing.Process
+def stop_process(proc: BaseProcess, *, grace: float = 5.0) -> None:
     """SIGTERM, then SIGKILL after `grace` seconds (a SIGSTOPped process ignores SIGTERM)."""
     if not proc.is_alive():
         return
