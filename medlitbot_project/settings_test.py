@@ -17,6 +17,8 @@ os.environ.setdefault("MEDIA_ROOT", str(_scratch / "media"))
 os.environ.setdefault("MODEL_ARTIFACT_ROOT", str(_scratch / "artifacts"))
 os.environ.setdefault("MEDLITBOT_MODEL_DIR", str(_scratch / "models"))
 os.environ.setdefault("LOG_DIR", str(_scratch / "logs"))
+os.environ.setdefault("STATIC_ROOT", str(_scratch / "static"))
+(_scratch / "static").mkdir(exist_ok=True)  # WhiteNoise warns about a missing STATIC_ROOT
 os.environ.setdefault("ALLOW_MODEL_DOWNLOAD", "False")
 
 from medlitbot_project.settings import *  # noqa: E402, F403
