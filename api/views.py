@@ -19,6 +19,7 @@ from dataset_management import selectors as dataset_selectors
 from dataset_management import services as dataset_services
 from dataset_management.models import Dataset
 from dataset_management.readers import DatasetFileError
+from web.model_paths import model_path_problem
 
 # --- Datasets ------------------------------------------------------------------------------------
 
@@ -93,13 +94,21 @@ def _start_training(request: Request) -> TrainingJob:
     if not dataset.is_trainable:
         raise ValidationError({"dataset": ["This dataset needs at least two labels to train on."]})
     model_type = data.validated_data["model_type"]
+    config = data.validated_data.get("config") or {}
+    if not isinstance(config, dict):
+        raise ValidationError({"config": ["Must be a JSON object."]})
+    problem = model_path_problem(str(config.get("model_path") or ""))
+    if problem:
+        raise ValidationError({"config": [f"model_path: {problem}"]})
+    if model_type == "custom" and not config.get("model_path"):
+        raise ValidationError({"config": ["The custom type needs model_path, a local folder."]})
     try:
         return services.training_job_create(
             owner=request.user,
             dataset=dataset,
             model_type=model_type,
             name=data.validated_data.get("name") or f"{dataset.name} · {model_type}",
-            config=data.validated_data.get("config") or {},
+            config=config,
         )
     except (ValueError, ml_models.ModelUnavailableError) as exc:
         raise ValidationError({"detail": str(exc)}) from exc

@@ -6,6 +6,7 @@ from django import forms
 
 from classification.ml_models import REGISTRY
 from dataset_management.models import Dataset
+from web.model_paths import model_path_problem
 
 # Presets name the trade-off, not the knobs: people pick "how long can I wait", not a batch size.
 PRESETS: dict[str, dict[str, Any]] = {
@@ -72,6 +73,9 @@ class TrainingJobCreateForm(forms.Form):
             self.add_error("dataset", "This dataset needs at least two labels to train on.")
         if data.get("model_type") == "custom" and not data.get("model_path"):
             self.add_error("model_path", "The custom type needs a local model folder.")
+        problem = model_path_problem(data.get("model_path") or "")
+        if problem:
+            self.add_error("model_path", problem)
         return data
 
     def training_config(self) -> dict[str, Any]:

@@ -32,21 +32,28 @@ from classification.engine.types import (
 )
 
 if TYPE_CHECKING:
+    from classification.engine.base import BaseClassifier
+    from classification.engine.baselines import EmbeddingLogRegClassifier, SklearnClassifier
     from classification.engine.device import DevicePlan
+    from classification.engine.transformer import TransformerClassifier
 
 __all__ = [
     "MODEL_DIR_ENV",
     "REGISTRY",
     "TRANSFORMER_TYPES",
+    "BaseClassifier",
     "Classifier",
     "DevicePlan",
+    "EmbeddingLogRegClassifier",
     "ModelSpec",
     "ModelUnavailableError",
     "ProgressCallback",
     "ShouldStop",
+    "SklearnClassifier",
     "TextData",
     "TrainConfig",
     "TrainingStopped",
+    "TransformerClassifier",
     "clear_classifier_cache",
     "create_classifier",
     "get_cached_classifier",
@@ -60,13 +67,31 @@ __all__ = [
 CACHE_SIZE = int(os.environ.get("MEDLITBOT_MODEL_CACHE_SIZE", "4"))
 
 
-def __getattr__(name: str) -> Any:
-    # DevicePlan lives in a module that is cheap, but keep attribute access lazy and uniform.
-    if name == "DevicePlan":
-        from classification.engine.device import DevicePlan
+# Classes resolved on first access (PEP 562), so `from classification.ml_models import
+# TransformerClassifier` works while a plain `import classification.ml_models` stays light.
+# The engine modules import torch, transformers and sklearn only inside their functions.
+_LAZY = {
+    "DevicePlan": "classification.engine.device",
+    "BaseClassifier": "classification.engine.base",
+    "TransformerClassifier": "classification.engine.transformer",
+    "SklearnClassifier": "classification.engine.baselines",
+    "EmbeddingLogRegClassifier": "classification.engine.baselines",
+}
 
-        return DevicePlan
-    raise AttributeError(name)
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def plan_device(*, use_mps: bool = False) -> DevicePlan:

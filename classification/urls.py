@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from classification.views import batches, classify, jobs, models
 
@@ -17,7 +17,11 @@ urlpatterns = [
     path("jobs/<int:pk>/resume/", jobs.job_resume, name="job_resume"),
     path("classify/", classify.classify, name="classify"),
     path("classify/batches/", batches.batch_create, name="batch_create"),
-    path("classify/batches/<int:pk>/", batches.batch_detail, name="batch_detail"),
-    path("classify/batches/<int:pk>/progress/", batches.batch_progress, name="batch_progress"),
-    path("classify/batches/<int:pk>/download/", batches.batch_download, name="batch_download"),
+    # Batch ids are 32 hex characters (web.batch_store); anything else never reaches the view.
+    re_path(r"^classify/batches/(?P<batch_id>[0-9a-f]{32})/$", batches.batch_detail,
+            name="batch_detail"),
+    re_path(r"^classify/batches/(?P<batch_id>[0-9a-f]{32})/progress/$", batches.batch_progress,
+            name="batch_progress"),
+    re_path(r"^classify/batches/(?P<batch_id>[0-9a-f]{32})/download/$", batches.batch_download,
+            name="batch_download"),
 ]

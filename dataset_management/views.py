@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,11 @@ from dataset_management.forms import DatasetUploadForm
 from dataset_management.models import Dataset
 from dataset_management.readers import DatasetFileError
 from dataset_management.splitting import DEFAULT_RATIOS, split_ratios_validate
+from web.dataset_report import report_summary
+from web.listings import dataset_rows, page_of
 from web.staging import upload_discard, upload_open, upload_stage
+
+logger = logging.getLogger(__name__)
 
 # Form field -> mapping override key (dataset_management.mapping.OVERRIDE_KEYS).
 MAPPING_FIELDS = {
@@ -27,6 +32,7 @@ MAPPING_FIELDS = {
     "map_label_separator": "label_separator",
 }
 IMPORT_ERRORS = (DatasetFileError, ValueError)
+MODELS_LISTED = 20  # the delete warning names this many models, then counts the rest
 
 
 def owned_dataset(request: HttpRequest, pk: int) -> Dataset:
@@ -41,8 +47,9 @@ def owned_dataset(request: HttpRequest, pk: int) -> Dataset:
 
 @login_required
 def dataset_list(request: HttpRequest) -> HttpResponse:
-    datasets = selectors.dataset_list(owner=request.user)
-    return render(request, "datasets/list.html", {"datasets": datasets})
+    # selectors.dataset_list loads every column, the large report included; the list needs few.
+    page = page_of(dataset_rows(owner=request.user), request.GET.get("page"))
+    return render(request, "datasets/list.html", {"datasets": page.object_list, "page": page})
 
 
 @login_required
@@ -139,6 +146,8 @@ def _preview(request: HttpRequest, *, staging: _Staging, overrides: dict[str, An
     return render(request, "datasets/preview.html", {
         "staging": staging, "preview": preview, "error": error,
         "unlabelled": bool(overrides.get("unlabelled")),
+        "sample_labels": sorted(preview.report.get("label_counts_in_sample", {}).items(),
+                                key=lambda kv: (-kv[1], kv[0])),
     })
 
 
@@ -177,12 +186,22 @@ def dataset_upload_confirm(request: HttpRequest) -> HttpResponse:
 def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     dataset = owned_dataset(request, pk)
     counts = dataset.label_counts or {}
-    histogram = _histogram_bars(selectors.dataset_length_histogram(dataset=dataset))
+    try:
+        samples = selectors.dataset_sample_rows(dataset=dataset, n=12)
+        histogram = _histogram_bars(selectors.dataset_length_histogram(dataset=dataset))
+    except (OSError, ValueError):  # the rows file is gone or damaged: show what the row knows
+        logger.warning("dataset %s: rows file %r unreadable", dataset.pk, dataset.rows_path)
+        samples, histogram = None, _histogram_bars({})
+    # Names only: each model row also carries its metrics JSON, tens of kB to decode.
+    models_using = list(selectors.dataset_models_using(dataset=dataset)
+                        .only("id", "name", "model_type", "dataset_id")[:MODELS_LISTED])
     return render(request, "datasets/detail.html", {
         "dataset": dataset,
-        "samples": selectors.dataset_sample_rows(dataset=dataset, n=12),
-        "models_using": selectors.dataset_models_using(dataset=dataset),
-        "report": dataset.report or {},
+        "samples": samples,
+        "models_using": models_using,
+        "models_more": (selectors.dataset_models_using(dataset=dataset).count() - MODELS_LISTED
+                        if len(models_using) == MODELS_LISTED else 0),
+        "summary": report_summary(dataset.report or {}),
         "charts": {
             "labels": list(counts.keys()),
             "counts": list(counts.values()),

@@ -11,14 +11,18 @@ samples/s = training rows x epochs / wall time of the training call (the engine'
 per-epoch evaluation and checkpoint saves; the plain runs do neither, so this favours them).
 Macro-F1 is measured on the same held-out test rows after training.
 
-MFU = useful training FLOP/s / measured fp32 matmul peak, counting only non-padding tokens
-(truncated at 256) as useful:
-  FLOPs per epoch = 6 * N * T  +  12 * n_layers * d_model * sum(len_i ** 2)
-where N = parameters outside the embeddings, T = useful tokens; the first term is the usual
-forward (2) + backward (4) cost of every weight per token, the second the attention score and
-value matmuls (QK^T and AV: 2 * 2 * len * d per token per layer forward, x3 with backward).
+MFU = useful training FLOP/s / fp32 matmul peak measured at the start of the run (best of a few
+GEMM shapes over a few seconds; the peak is measured again at the end and the JSON also gives
+MFU against the larger of the two, since load from other processes only ever lowers a peak).
+Only non-padding tokens count as useful, truncated at the length each run really used:
+  FLOPs per epoch = 6 * N * T  +  12 * n_layers * d_model * sum(len_i ** 2)  +  6 * H * n
+where N = encoder parameters (not embeddings, pooler or head), T = useful tokens, n = texts,
+H = pooler + head parameters (they see one vector per text); 6 = forward (2) + backward (4) per
+weight per token; the middle term is the attention score and value matmuls (QK^T and AV:
+2 * 2 * len * d per token per layer forward, x3 with backward).
 
-Usage: python scripts/benchmark_training.py [--model minilm|tiny|DIR] [--rows 600] [--epochs 2]
+Usage: python scripts/benchmark_training.py [--model minilm|tiny|DIR] [--rows 600] [--epochs 1]
+       [--save-engine DIR]
 Last line: one JSON object.
 """
 
@@ -37,16 +41,25 @@ import numpy as np
 MAX_LENGTH = 256
 
 
-def _useful_flops(model: Any, tokenizer: Any, texts: list[str]) -> tuple[float, int]:
+def _useful_flops(
+    model: Any, tokenizer: Any, texts: list[str], max_length: int = MAX_LENGTH
+) -> tuple[float, int]:
     cfg = model.config
-    n_params = sum(p.numel() for n, p in model.named_parameters() if "embeddings" not in n)
+    per_token = per_text = 0
+    for name, p in model.named_parameters():
+        if "embeddings" in name:
+            continue  # a lookup, not a matmul
+        if ".encoder." in f".{name}":
+            per_token += p.numel()
+        else:
+            per_text += p.numel()  # pooler and classification head: once per text
     lengths = np.array(
-        [len(ids) for ids in tokenizer(texts, truncation=True, max_length=MAX_LENGTH)["input_ids"]],
+        [len(ids) for ids in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]],
         dtype=np.float64,
     )
     tokens = float(lengths.sum())
     attention = 12.0 * cfg.num_hidden_layers * cfg.hidden_size * float((lengths**2).sum())
-    return 6.0 * n_params * tokens + attention, int(tokens)
+    return 6.0 * per_token * tokens + attention + 6.0 * per_text * len(texts), int(tokens)
 
 
 def _macro_f1(prob: np.ndarray, y: np.ndarray, thresholds: list[float] | None = None) -> float:
@@ -122,7 +135,7 @@ def run_plain_trainer(
 
 def run_engine(
     model_path: str, train: Any, val: Any, test: Any, labels: list[str], *,
-    epochs: int, lr: float, seed: int, scratch: Path, batch: int | None,
+    epochs: int, lr: float, seed: int, scratch: Path, batch: int | None, save_to: str | None,
 ) -> dict[str, Any]:
     from classification.engine.metrics import encode_labels
     from classification.ml_models import TrainConfig, create_classifier, plan_device
@@ -138,7 +151,9 @@ def run_engine(
     clf.fit(train, val, config, lambda e: None, lambda: False)
     seconds = clf.timings["train_seconds"]
     prob = clf.predict_proba(test.texts)
-    flops, tokens = _useful_flops(clf.model, clf.tokenizer, train.texts)
+    flops, tokens = _useful_flops(clf.model, clf.tokenizer, train.texts, clf.max_length)
+    if save_to:
+        clf.save(save_to)
     return {
         "seconds": seconds,
         "fit_seconds_total": clf.timings["fit_seconds"],
@@ -157,16 +172,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="minilm", help="minilm, tiny, or a local HF model dir")
     parser.add_argument("--rows", type=int, default=600)
-    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--engine-batch", type=int, default=None, help="override engine batch")
     parser.add_argument("--runs", default="seed,default,engine")
     parser.add_argument("--csv", default=None)
+    parser.add_argument("--save-engine", default=None, help="save the engine's model here")
     args = parser.parse_args()
 
     import psutil
+    import torch
     import transformers
+
+    # What a user gets without touching threads: read before any run changes it.
+    default_threads = torch.get_num_threads()
 
     transformers.logging.set_verbosity_error()
     import datasets
@@ -179,10 +199,18 @@ def main() -> None:
     train, val, test = common.load_split(args.csv, args.rows, args.seed)
     labels = sorted({x for row in train.labels + val.labels + test.labels for x in row})
     cores = psutil.cpu_count(logical=False) or 1
+    load_start = psutil.getloadavg()[0]
     peak = common.matmul_peak_gflops(cores)
     print(f"model={args.model} rows={args.rows} train/val/test={len(train)}/{len(val)}/{len(test)} "
           f"epochs={args.epochs} lr={args.lr}")
-    print(f"fp32 matmul peak: {peak:.1f} GFLOP/s on {cores} threads")
+    print(f"fp32 matmul peak: {peak:.1f} GFLOP/s on {cores} threads; load average "
+          f"{load_start:.1f} (other processes share these cores)")
+    # Why the engine trains in fp32 here: the same small GEMM in both dtypes.
+    from classification.engine.device import cpu_has_fast_bf16, matmul_gflops
+
+    fp32_256, bf16_256 = matmul_gflops("float32", seconds=1.0), matmul_gflops("bfloat16")
+    print(f"256x256 matmul: fp32 {fp32_256:.1f} GFLOP/s, bf16 {bf16_256:.2f} GFLOP/s "
+          f"({fp32_256 / max(bf16_256, 1e-9):.0f}x); native bf16 flags: {cpu_has_fast_bf16()}")
 
     results: dict[str, dict[str, Any]] = {}
     common_kw = {"epochs": args.epochs, "lr": args.lr, "seed": args.seed, "scratch": scratch}
@@ -193,18 +221,25 @@ def main() -> None:
                                              threads=1, **common_kw)
         elif run == "default":
             results[run] = run_plain_trainer("default", model_path, train, test, labels, batch=8,
-                                             threads=cores, **common_kw)
+                                             threads=default_threads, **common_kw)
         elif run == "engine":
             results[run] = run_engine(model_path, train, val, test, labels,
-                                      batch=args.engine_batch, **common_kw)
+                                      batch=args.engine_batch, save_to=args.save_engine,
+                                      **common_kw)
         r = results[run]
         r["mfu"] = r["useful_flops_per_epoch"] * args.epochs / r["seconds"] / (peak * 1e9)
         print(f"{run:8s} {r['samples_per_second']:7.2f} samples/s  macro-F1 {r['macro_f1']:.4f}  "
               f"MFU {r['mfu'] * 100:5.1f}%  threads {r['threads']}  batch {r['batch_size']}  "
               f"({time.perf_counter() - start:.0f}s)", flush=True)
 
+    peak_end = common.matmul_peak_gflops(cores)
+    load_end = psutil.getloadavg()[0]
+    print(f"fp32 matmul peak at the end: {peak_end:.1f} GFLOP/s; load average {load_end:.1f}")
     summary: dict[str, Any] = {
         "model": args.model, "rows": args.rows, "epochs": args.epochs, "peak_gflops": peak,
+        "peak_gflops_end": peak_end, "fp32_matmul_256_gflops": fp32_256,
+        "bf16_matmul_256_gflops": bf16_256, "load_average_start": load_start,
+        "load_average_end": load_end,
     }
     for run, r in results.items():
         summary[f"{run}_samples_per_second"] = r["samples_per_second"]
@@ -213,6 +248,7 @@ def main() -> None:
     if "engine" in results:
         eng = results["engine"]
         summary["mfu"] = eng["mfu"]
+        summary["mfu_vs_best_peak"] = eng["mfu"] * peak / max(peak, peak_end)
         summary["engine_max_length"] = eng["max_length"]
         summary["engine_batch_size"] = eng["batch_size"]
         for base in ("seed", "default"):

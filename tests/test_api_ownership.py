@@ -54,12 +54,16 @@ def test_lists_hold_only_the_users_own_things(other_api_token, alices_things) ->
 
 
 def test_cannot_start_training_on_another_users_dataset(other_api_token, alices_things) -> None:
+    from classification.models import MLModel
+
     dataset, _, _ = alices_things
-    response = api(other_api_token).post(
-        "/api/jobs/", {"dataset": dataset.pk, "model_type": "tfidf_logreg"}, format="json"
-    )
-    assert response.status_code == 400
-    assert "dataset" in response.json()
+    for url in ("/api/jobs/", "/api/models/"):
+        response = api(other_api_token).post(
+            url, {"dataset": dataset.pk, "model_type": "tfidf_logreg"}, format="json"
+        )
+        assert response.status_code == 400, url
+        assert "dataset" in response.json(), url
+    assert not MLModel.objects.filter(owner__username="bob").exists()
 
 
 def test_the_owner_reads_them(api_token, alices_things) -> None:

@@ -86,11 +86,15 @@ def test_upload_train_watch_and_classify(live_server, start_worker, chromium_bro
     page.wait_for_selector("#label-chart")
     page.wait_for_timeout(500)  # let Chart.js draw before the screenshot
     shot(page, screenshot_dir, "03-dataset-detail")
+    dataset_url = page.url
 
     # Train the baseline and the tiny BERT, watching each to 100%
     train(page, live_server, screenshot_dir, model_type="tfidf_logreg", name="TF-IDF baseline",
           timeout_s=180)
+    page.wait_for_timeout(600)  # the bar's width transition (0.4 s) must end first
+    assert page.is_visible("#loss-empty")  # a one-pass baseline says why it has no loss curve
     shot(page, screenshot_dir, "05-job-tfidf-done")
+    tfidf_job_url = page.url
     train(page, live_server, screenshot_dir, model_type="custom", name="Tiny BERT",
           timeout_s=480, model_path=str(tiny_bert_dir))
     page.wait_for_timeout(500)
@@ -114,6 +118,21 @@ def test_upload_train_watch_and_classify(live_server, start_worker, chromium_bro
     assert "Predicted:" in page.inner_text("#result")
     shot(page, screenshot_dir, "08-classify")
 
+    # A file of articles becomes a background batch with progress and a safe CSV download
+    page.set_input_files("#id_batch_file", str(DEMO))
+    page.click("button:has-text('Classify file')")
+    page.wait_for_url(re.compile(r"/classify/batches/[0-9a-f]{32}/$"))
+    page.wait_for_selector("#batch-download", state="visible", timeout=120_000)
+    assert page.inner_text("#batch-badge").strip() == "Completed"
+    assert "200 of 200 articles" in page.inner_text("#batch-status")
+    page.wait_for_timeout(600)
+    shot(page, screenshot_dir, "08b-batch-done")
+    with page.expect_download() as download_info:
+        page.click("#batch-download")
+    lines = Path(download_info.value.path()).read_text(encoding="utf-8-sig").splitlines()
+    assert lines[0].startswith("row,title,abstract,predicted_labels,p_")
+    assert len(lines) >= 201
+
     # Compare both models, and the dashboard
     page.goto(f"{live_server.url}/models/")
     for box in page.locator('input[name="ids"]').all():
@@ -122,8 +141,15 @@ def test_upload_train_watch_and_classify(live_server, start_worker, chromium_bro
     assert page.locator("#compare-table thead th").count() == 3
     page.wait_for_timeout(500)
     shot(page, screenshot_dir, "09-compare")
+    compare_url = page.url
     page.goto(f"{live_server.url}/")
     shot(page, screenshot_dir, "10-dashboard")
+    # The interactive API docs render from the vendored Swagger UI, with no network
+    page.goto(f"{live_server.url}/api/docs/")
+    page.wait_for_selector(".swagger-ui .info .title")
+    assert "MedLitBot API" in page.inner_text(".swagger-ui .info .title")
+    assert page.locator(".opblock").count() >= 10
+    shot(page, screenshot_dir, "10b-api-docs")
 
     # On a phone the navigation collapses behind a Menu button
     phone = chromium_browser.new_context(viewport={"width": 390, "height": 844},
@@ -136,5 +162,15 @@ def test_upload_train_watch_and_classify(live_server, start_worker, chromium_bro
     mobile.click("label.nav-toggle-label")
     assert mobile.is_visible("nav.nav a:has-text('Datasets')")
     shot(mobile, screenshot_dir, "12-phone-menu")
+    # Every page fits a phone's width: wide tables scroll inside their card, not the page.
+    for name, url in (("13-phone-job", tfidf_job_url), ("14-phone-dataset", dataset_url),
+                      ("15-phone-new-model", "/models/new/"), ("16-phone-classify", "/classify/"),
+                      ("17-phone-compare", compare_url)):
+        mobile.goto(url if url.startswith("http") else f"{live_server.url}{url}")
+        mobile.wait_for_timeout(600)
+        overflow = mobile.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"{name} is {overflow}px wider than the phone"
+        shot(mobile, screenshot_dir, name)
     phone.close()
     context.close()

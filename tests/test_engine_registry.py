@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from classification import ml_models
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,6 +44,38 @@ def test_importing_ml_models_does_not_import_torch_transformers_or_sklearn() -> 
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_classifier_classes_import_from_the_facade_without_the_heavy_libraries() -> None:
+    code = (
+        "import sys, json\n"
+        "from classification.ml_models import (BaseClassifier, DevicePlan,\n"
+        "    EmbeddingLogRegClassifier, SklearnClassifier, TransformerClassifier,\n"
+        "    create_classifier)\n"
+        "kinds = {k: type(create_classifier(k)).__name__\n"
+        "         for k in ('minilm', 'tfidf_logreg', 'minilm_embed_logreg')}\n"
+        "assert issubclass(TransformerClassifier, BaseClassifier)\n"
+        "assert issubclass(EmbeddingLogRegClassifier, SklearnClassifier)\n"
+        "assert DevicePlan().device == 'cpu'\n"
+        "heavy = ('torch', 'transformers', 'sklearn', 'datasets')\n"
+        "print(json.dumps({'kinds': kinds,\n"
+        "                  'heavy': sorted(k for k in heavy if k in sys.modules)}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["heavy"] == []
+    assert report["kinds"] == {
+        "minilm": "TransformerClassifier",
+        "tfidf_logreg": "SklearnClassifier",
+        "minilm_embed_logreg": "EmbeddingLogRegClassifier",
+    }
+
+
+def test_an_unknown_facade_attribute_still_raises_attribute_error() -> None:
+    with pytest.raises(AttributeError):
+        ml_models.NoSuchClassifier  # noqa: B018
 
 
 def test_bundled_and_sklearn_models_report_bundled_availability() -> None:

@@ -60,3 +60,11 @@ def test_tiny_bert_evaluation_carries_the_contracted_metric_keys(
     assert metrics["n"] == len(demo_split[2])
     assert clf.thresholds == pytest.approx(clf.thresholds)  # plain floats, one per label
     assert len(clf.thresholds) == len(clf.label_names)
+
+
+def test_cpu_training_turns_off_attention_dropout_only(trained_tiny_bert: tuple) -> None:
+    # Attention dropout keeps SDPA off its fused CPU kernel; hidden dropout must stay.
+    clf, _ = trained_tiny_bert
+    assert clf.device_plan.device == "cpu"
+    assert clf.model.config.attention_probs_dropout_prob == 0.0
+    assert clf.model.config.hidden_dropout_prob == pytest.approx(0.1)

@@ -107,3 +107,28 @@ def test_delete_warns_about_models_and_keeps_them(alice_client, user, rows) -> N
     model.refresh_from_db()
     assert model.dataset_id is None
     assert MLModel.objects.filter(pk=model.pk).exists()
+
+
+def test_detail_shows_the_stored_validation_report(alice_client, user) -> None:
+    rows = DEMO.read_bytes().decode("utf-8-sig").splitlines()
+    # Two rows without text and one exact repeat of the first article, with another label.
+    header, first = rows[0], rows[1]
+    extra = [";;cardiovascular", ";;neurological", first.rsplit(";", 1)[0] + ";oncological"]
+    content = "\n".join([header, *rows[1:], *extra]).encode()
+    staging = upload(alice_client, content=content, name="dirty.csv").context["staging"]
+    alice_client.post(reverse("datasets:upload_confirm"), {
+        "token": staging.token, "name": "Dirty", "split_ratios": "0.8,0.1,0.1", "seed": "42",
+        "action": "create",
+    })
+    dataset = Dataset.objects.get(owner=user)
+    html = alice_client.get(reverse("datasets:detail", args=[dataset.pk])).content.decode()
+    assert 'id="validation-report"' in html
+    report = dataset.report
+    assert f"<dt>Rows read</dt><dd>{report['rows_read']}</dd>" in html
+    assert f"<dt>Rows dropped</dt><dd>{report['rows_dropped']}</dd>" in html
+    assert report["rows_dropped"] >= 2
+    for reason in report["dropped_by_reason"]:
+        assert reason in html
+    assert "with conflicting labels" in html
+    assert 'id="cooccurrence"' in html
+    assert "Length (words)" in html

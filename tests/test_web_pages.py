@@ -163,3 +163,106 @@ def test_upload_page_has_csrf_and_the_size_limit(alice_client) -> None:
     assert "csrfmiddlewaretoken" in page
     assert 'enctype="multipart/form-data"' in page
     assert "MB" in page
+
+
+def test_progress_history_follows_the_client_after_the_worker_trims_it(alice_client, user,
+                                                                       rows) -> None:
+    points = [{"kind": "loss", "step": s, "loss": 1 / s} for s in range(1, 11)]
+    job = rows.job(rows.model(user, rows.dataset(user), status="training"),
+                   metrics_history=points)
+    url = reverse("classification:job_progress", args=[job.pk])
+    # The client holds points up to step 10; the worker then keeps only the newest 10 points.
+    job.metrics_history = [*points[2:], {"kind": "loss", "step": 11}, {"kind": "eval", "step": 11}]
+    job.save()
+    data = alice_client.get(url, {"since": 10, "last": "loss:10"}).json()
+    assert [p["step"] for p in data["history"]] == [11, 11]
+    assert data["history_reset"] is False
+    # A client whose newest point is gone entirely gets everything and redraws.
+    data = alice_client.get(url, {"since": 10, "last": "loss:1"}).json()
+    assert data["history_reset"] is True
+    assert len(data["history"]) == 10
+
+
+def test_dashboard_rows_poll_without_the_history(alice_client, user, rows) -> None:
+    job = rows.job(rows.model(user, rows.dataset(user), status="training"))
+    url = reverse("classification:job_progress", args=[job.pk])
+    data = alice_client.get(url, {"history": "0"}).json()
+    assert data["history"] == []
+    assert data["progress"] == 42.0
+    page = alice_client.get(reverse("dashboard")).content.decode()
+    assert f"{url}?history=0" in page
+
+
+def test_new_model_page_words_availability_for_people(alice_client, user, rows) -> None:
+    rows.dataset(user)
+    page = alice_client.get(reverse("classification:model_new")).content.decode()
+    assert 'data-availability="custom">your folder<' in page
+    assert 'data-availability="tfidf_logreg">bundled<' in page
+
+
+def test_new_model_estimates_use_speeds_measured_on_this_machine(alice_client, user,
+                                                                 rows) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    dataset = rows.dataset(user, split_sizes={"train": 1000, "validation": 100, "test": 100})
+    model = rows.model(user, dataset, model_type="minilm")
+    now = timezone.now()
+    rows.job(model, status="completed", current_epoch=2.0, config={"max_length": 256},
+             started_at=now - timedelta(seconds=220), finished_at=now)
+    response = alice_client.get(reverse("classification:model_new"))
+    assert "measured from this machine" in response.content.decode()
+    rate = response.context["estimator"]["rates"]["minilm"]
+    threads = response.context["estimator"]["plan"]["threads"]
+    # 1000 rows x 2 epochs in (220 - 20 s overhead), per thread^0.8
+    assert rate == pytest.approx(2000 / 200 / max(1, threads) ** 0.8)
+
+
+def test_compare_marks_the_best_score_and_warns_about_different_datasets(alice_client, user,
+                                                                        rows) -> None:
+    a = rows.model(user, rows.dataset(user, name="Set A"), name="Model A")
+    b = rows.model(user, rows.dataset(user, name="Set B"), name="Model B",
+                   metrics={"micro_f1": 0.5, "hamming_loss": 0.01})
+    page = alice_client.get(reverse("classification:model_compare"),
+                            {"ids": [a.pk, b.pk]}).content.decode()
+    assert '<td class="num best">0.810</td>' in page  # micro-F1: higher wins
+    assert '<td class="num best">0.010</td>' in page  # Hamming loss: lower wins
+    assert "tested on different datasets" in page
+
+
+def test_list_pages_run_a_fixed_number_of_queries(alice_client, user, rows,
+                                                  django_assert_max_num_queries) -> None:
+    dataset = rows.dataset(user)
+    for i in range(25):
+        rows.model(user, dataset, name=f"Model {i}")
+        rows.dataset(user, name=f"Set {i}")
+    rows.job(rows.model(user, dataset, status="training"))
+    # session + user + the page's own queries, whatever the number of rows
+    for url, most in ((reverse("dashboard"), 9), (reverse("datasets:list"), 4),
+                      (reverse("classification:model_list"), 4),
+                      (reverse("datasets:detail", args=[dataset.pk]), 5)):
+        alice_client.get(url)
+        with django_assert_max_num_queries(most):
+            assert alice_client.get(url).status_code == 200, url
+
+
+def test_long_lists_are_paged(alice_client, user, rows, settings) -> None:
+    from web import listings
+
+    dataset = rows.dataset(user, name="Set 0")
+    for i in range(1, 5):
+        rows.model(user, dataset, name=f"Paged model {i}")
+        rows.dataset(user, name=f"Set {i}")
+    original = listings.PER_PAGE
+    listings.PER_PAGE = 3
+    try:
+        first = alice_client.get(reverse("classification:model_list")).content.decode()
+        second = alice_client.get(reverse("classification:model_list"), {"page": 2})
+        sets = alice_client.get(reverse("datasets:list"), {"page": 99}).content.decode()
+    finally:
+        listings.PER_PAGE = original
+    assert "Page 1 of 2 · 4 in all" in first
+    assert first.count(">Paged model") == 3
+    assert second.content.decode().count(">Paged model") == 1
+    assert "Page 2 of 2 · 5 in all" in sets  # a page past the end shows the last one

@@ -150,3 +150,34 @@ def test_pages_load_no_asset_from_another_host(alice_client, user, rows) -> None
         html = alice_client.get(url).content.decode()
         assert "cdn." not in html, url
         assert "https://" not in html.split("</head>")[0], url
+
+
+def test_a_model_folder_inside_medlitbots_own_data_is_refused(alice_client, user, rows,
+                                                              settings, tmp_path,
+                                                              api_token) -> None:
+    from rest_framework.test import APIClient
+
+    from classification.models import MLModel
+
+    dataset = rows.dataset(user)
+    settings.MODEL_ARTIFACT_ROOT = tmp_path / "artifacts"
+    someone_elses = settings.MODEL_ARTIFACT_ROOT / "models" / "7"
+    someone_elses.mkdir(parents=True)
+    (someone_elses / "config.json").write_text("{}")
+    for path, words in ((str(someone_elses), "own data"),
+                        (str(tmp_path / "nowhere"), "No folder at"),
+                        ("relative/path", "full path"),
+                        (str(tmp_path), "no config.json")):
+        response = alice_client.post(reverse("classification:model_new"), {
+            "dataset": dataset.pk, "model_type": "custom", "preset": "quick",
+            "model_path": path,
+        })
+        assert response.status_code == 200
+        assert words in response.content.decode(), path
+        api = APIClient()
+        api.credentials(HTTP_AUTHORIZATION=f"Token {api_token}")
+        refused = api.post("/api/jobs/", {"dataset": dataset.pk, "model_type": "custom",
+                                          "config": {"model_path": path}}, format="json")
+        assert refused.status_code == 400
+        assert words in json.dumps(refused.json()), path
+    assert not MLModel.objects.exists()

@@ -14,7 +14,7 @@ import os
 import secrets
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,9 @@ from web import batch_store as store
 logger = logging.getLogger(__name__)
 CHUNK = 32  # texts per predict call: big enough to batch well, small enough for live progress
 ID_COLUMNS = ("pmid", "id", "doi", "record_id", "accession")
+# One batch at a time per web process: a second waits (status "queued") instead of halving
+# the CPU both get, and the web keeps a core's worth of room for its pages.
 _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="medlitbot-batch")
-_futures: dict[str, Future] = {}
 
 
 class BatchError(ValueError):
@@ -47,7 +48,9 @@ def batch_create(*, owner_id: int, ml_model: MLModel, uploaded_file: Any) -> dic
     folder = store.batch_root(owner_id) / batch_id
     folder.mkdir(parents=True)
     filename = Path(uploaded_file.name or "articles").name[:200]
-    suffix = Path(filename).suffix.lower()[:10]
+    # The reader goes by the original name (kept in status); the file on disk only keeps a
+    # tidy extension, so nothing a person typed ever becomes part of a path.
+    suffix = "." + "".join(c for c in Path(filename).suffix.lower() if c.isalnum())[:8]
     with (folder / f"input{suffix}").open("wb") as out:
         for chunk in uploaded_file.chunks():
             out.write(chunk)
@@ -58,7 +61,7 @@ def batch_create(*, owner_id: int, ml_model: MLModel, uploaded_file: Any) -> dic
         "runner": store.runner_identity(),
     }
     store.status_write(folder, status)
-    _futures[batch_id] = _pool.submit(_run, folder, status, ml_model, folder / f"input{suffix}")
+    _pool.submit(_run, folder, status, ml_model, folder / f"input{suffix}")
     return status
 
 
@@ -73,32 +76,30 @@ def batch_result_path(*, owner_id: int, batch_id: str) -> Path | None:
     return path if path and path.is_file() else None
 
 
-def batch_wait(batch_id: str, timeout: float) -> None:
-    """For tests and scripts: block until this process's batch is done."""
-    future = _futures.get(batch_id)
-    if future is not None:
-        future.result(timeout=timeout)
-
-
 def _run(folder: Path, status: dict[str, Any], ml_model: MLModel, path: Path) -> None:
     try:
-        status.update(status="running", total=sum(1 for _ in _articles(path, status)))
+        status.update(status="running", started_at=time.time(),
+                      total=sum(1 for _ in _articles(path, status)))
         store.status_write(folder, status)
         _classify_to_csv(folder, status, ml_model, path)
         status.update(status="completed", finished_at=time.time())
     except Exception as exc:  # the person sees the reason; the log keeps the traceback
-        logger.exception("batch %s failed", status["id"])
+        if not _is_bad_file(exc):  # a bad file is the person's news, not a bug to log
+            logger.exception("batch %s failed", status["id"])
         status.update(status="failed", reason=_reason(exc), finished_at=time.time())
     finally:
-        _futures.pop(status["id"], None)
         path.unlink(missing_ok=True)  # the upload is not kept once classified
         store.status_write(folder, status)
 
 
-def _reason(exc: Exception) -> str:
+def _is_bad_file(exc: Exception) -> bool:
     from dataset_management.readers import DatasetFileError
 
-    if isinstance(exc, DatasetFileError | BatchError | ValueError):
+    return isinstance(exc, DatasetFileError | ValueError)
+
+
+def _reason(exc: Exception) -> str:
+    if _is_bad_file(exc):
         return f"Could not read that file: {exc}"
     return f"Classification stopped with an error: {type(exc).__name__}: {exc}"
 

@@ -64,3 +64,35 @@ def training_seconds_estimate(
     kind = "baseline" if model_type in SINGLE_PASS_TYPES else "transformer"
     overhead = FIXED_OVERHEAD_SECONDS[kind]
     return overhead + rows * passes * length_factor / rate
+
+
+def observed_rates(*, plan: dict[str, Any], limit: int = 30) -> dict[str, float]:
+    """Per-thread samples/s at 256 tokens, measured from this machine's finished trainings.
+
+    The same normalisation as training_seconds_estimate, run backwards, so the page's formula
+    can use a measured rate in place of the table's guess. Runs shorter than twice the fixed
+    overhead are skipped: their duration is mostly loading, not training.
+    """
+    rows = (
+        TrainingJob.objects.filter(status=TrainingJob.Status.COMPLETED,
+                                   started_at__isnull=False, finished_at__isnull=False)
+        .order_by("-finished_at")
+        .values_list("ml_model__model_type", "ml_model__dataset__split_sizes", "config",
+                     "current_epoch", "started_at", "finished_at")[:limit]
+    )
+    threads = max(1, int(plan.get("threads") or 1))
+    scale = threads**0.8 * GPU_SPEEDUP.get(str(plan.get("device", "cpu")), 1.0)
+    found: dict[str, float] = {}
+    for model_type, sizes, config, epochs, started, finished in rows:
+        if model_type in found or not sizes or not sizes.get("train"):
+            continue
+        single = model_type in SINGLE_PASS_TYPES
+        overhead = FIXED_OVERHEAD_SECONDS["baseline" if single else "transformer"]
+        seconds = (finished - started).total_seconds() - overhead
+        if seconds < overhead:
+            continue
+        passes = 1 if single else max(1.0, float(epochs or (config or {}).get("epochs") or 1))
+        length = 1.0 if single else max(32, int((config or {}).get("max_length") or 256)) / 256
+        found[model_type] = sizes["train"] * passes * length / seconds / scale
+    return found
+

@@ -4,6 +4,7 @@ from django.shortcuts import render
 
 from classification.models import MLModel, TrainingJob
 from dataset_management.models import Dataset
+from web.listings import dataset_rows, model_rows
 
 
 @login_required
@@ -21,8 +22,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         .select_related("ml_model")
         .order_by("-updated_at")[:5]
     )
-    models = MLModel.objects.filter(owner=owner).select_related("dataset")[:8]
-    datasets = Dataset.objects.filter(owner=owner)[:8]
+    models = model_rows(owner=owner)[:8]
+    datasets = dataset_rows(owner=owner)[:8]
     return render(
         request,
         "dashboard.html",

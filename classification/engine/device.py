@@ -89,6 +89,22 @@ def cpu_has_fast_bf16(flags: set[str] | None = None) -> bool:
     return bool({"amx_bf16", "avx512_bf16"} & flags)
 
 
+def matmul_gflops(dtype_name: str, size: int = 256, seconds: float = 0.3) -> float:
+    """Best square-GEMM rate in the given dtype on the current torch threads."""
+    import torch
+
+    dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(dtype_name, torch.float32)
+    a, b = torch.randn(size, size, dtype=dtype), torch.randn(size, size, dtype=dtype)
+    a @ b
+    best = 0.0
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        start = time.perf_counter()
+        a @ b
+        best = max(best, 2.0 * size**3 / (time.perf_counter() - start) / 1e9)
+    return best
+
+
 def _mps_smoke_test(timeout: float) -> tuple[bool, str]:
     """Forward+backward of a small MLP on MPS in a thread; a hang or crash means CPU."""
     result: dict[str, Any] = {}
@@ -172,8 +188,15 @@ def plan_device(*, use_mps: bool = False, smoke_timeout: float = MPS_SMOKE_TIMEO
     plan.threads = cores
     plan.env = {"TOKENIZERS_PARALLELISM": "false"}
     if cpu_has_fast_bf16():
-        plan.dtype = "bfloat16"
-        plan.reason = f"CPU with native bf16 (AMX/AVX512-BF16), {cores} physical cores"
+        # The flags only say bf16 could be fast: time it, since a slower bf16 path costs far
+        # more than the fp32 it would replace.
+        torch.set_num_threads(cores)
+        fp32, bf16 = matmul_gflops("float32"), matmul_gflops("bfloat16")
+        plan.dtype = "bfloat16" if bf16 > 1.2 * fp32 else "float32"
+        plan.reason = (
+            f"CPU with native bf16 (AMX/AVX512-BF16), {cores} physical cores; measured matmul "
+            f"bf16 {bf16:.0f} vs fp32 {fp32:.0f} GFLOP/s: {plan.dtype}"
+        )
     else:
         plan.reason = (
             f"CPU without native bf16 (bf16 would be emulated and far slower): fp32, "

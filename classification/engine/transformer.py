@@ -2,8 +2,9 @@
 
 Where the speed comes from (measured by scripts/benchmark_training.py): texts are tokenized once
 without padding, batches are padded only to their longest member (DataCollatorWithPadding) and
-drawn from length-sorted groups, so the median demo text (~60 tokens) no longer pays for 256;
-torch uses one thread per physical core; the dtype is fp32 unless the chip has native bf16.
+drawn from length-sorted groups, so the median demo text (~70 tokens) no longer pays for 256;
+on CPU, attention-probability dropout is off so SDPA runs its fused kernel; torch uses one
+thread per physical core; the dtype is fp32 unless the chip has native bf16.
 """
 
 from __future__ import annotations
@@ -26,6 +27,20 @@ from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, Training
 
 PREDICT_TOKENS_PER_BATCH = 8192  # bounds activation memory while keeping matmuls large
 MIN_MAX_LENGTH = 32
+# Dropout on attention probabilities keeps torch's SDPA off its fused flash kernel on CPU (that
+# kernel takes no dropout) and materialises every (len x len) score matrix: with it off, MiniLM
+# training steps measured 1.2-1.5x faster here. Hidden-state dropout stays as regularisation.
+ATTENTION_DROPOUT_KEYS = ("attention_probs_dropout_prob", "attention_dropout")
+
+
+def _cpu_attention_overrides(model_dir: str, plan: DevicePlan) -> dict[str, float]:
+    """Config overrides that let CPU training use fused attention; empty elsewhere."""
+    if plan.device != "cpu":
+        return {}
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(model_dir)
+    return {key: 0.0 for key in ATTENTION_DROPOUT_KEYS if getattr(config, key, None)}
 
 
 def _torch_dtype(name: str) -> Any:
@@ -299,6 +314,7 @@ class TransformerClassifier(BaseClassifier):
             problem_type=problem,
             # A custom model may carry a head for another label count; it is replaced anyway.
             ignore_mismatched_sizes=True,
+            **_cpu_attention_overrides(model_dir, plan),
         )
         self.timings["load_seconds"] = time.perf_counter() - started
 

@@ -2,85 +2,99 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
-from classification import services
 from classification.forms import FileUploadForm
 from classification.models import MLModel
+from web import batches
+from web.batch_store import ACTIVE, LABELS
 
 
-def _batch_model():
-    from classification.models import PredictionBatch
-
-    return PredictionBatch
-
-
-def owned_batch(request: HttpRequest, pk: int):
-    return get_object_or_404(_batch_model().objects.select_related("ml_model"), pk=pk,
-                             ml_model__owner=request.user)
+def owned_batch(request: HttpRequest, batch_id: str) -> dict[str, Any]:
+    batch = batches.batch_get(owner_id=request.user.pk, batch_id=batch_id)
+    if batch is None:
+        raise Http404("No such batch.")
+    return batch
 
 
 @login_required
 @require_POST
 def batch_create(request: HttpRequest) -> HttpResponse:
-    model = get_object_or_404(MLModel, pk=request.POST.get("model") or 0, owner=request.user,
+    model = get_object_or_404(MLModel, pk=_int(request.POST.get("model")), owner=request.user,
                               status=MLModel.Status.TRAINED)
+    back = f"{reverse('classification:classify')}?model={model.pk}"
     form = FileUploadForm(request.POST, request.FILES)
     if not form.is_valid():
         messages.error(request, "Choose a file of articles to classify.")
-        return redirect(f"{_classify_url()}?model={model.pk}")
-    uploaded = form.cleaned_data["file"]
-    if uploaded.size > settings.MAX_UPLOAD_SIZE:
-        messages.error(request, f"The file is {uploaded.size / 1048576:.1f} MB; the limit is "
-                                f"{settings.MAX_UPLOAD_SIZE / 1048576:.0f} MB.")
-        return redirect(f"{_classify_url()}?model={model.pk}")
+        return redirect(back)
     try:
-        batch = services.prediction_batch_create(owner=request.user, ml_model=model,
-                                                 uploaded_file=uploaded)
-    except ValueError as exc:
-        messages.error(request, f"Could not read that file: {exc}")
-        return redirect(f"{_classify_url()}?model={model.pk}")
-    return redirect("classification:batch_detail", pk=batch.pk)
-
-
-def _classify_url() -> str:
-    from django.urls import reverse
-
-    return reverse("classification:classify")
+        batch = batches.batch_create(owner_id=request.user.pk, ml_model=model,
+                                     uploaded_file=form.cleaned_data["file"])
+    except batches.BatchError as exc:
+        messages.error(request, str(exc))
+        return redirect(back)
+    return redirect("classification:batch_detail", batch_id=batch["id"])
 
 
 @login_required
-def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    return render(request, "classification/batch_detail.html", {"batch": owned_batch(request, pk)})
+def batch_detail(request: HttpRequest, batch_id: str) -> HttpResponse:
+    batch = owned_batch(request, batch_id)
+    return render(request, "classification/batch_detail.html",
+                  {"batch": batch_payload(batch), "batch_id": batch_id})
+
+
+@require_GET
+def batch_progress(request: HttpRequest, batch_id: str) -> JsonResponse:
+    if not request.user.is_authenticated:
+        return JsonResponse({"detail": "Log in first."}, status=401)
+    batch = batches.batch_get(owner_id=request.user.pk, batch_id=batch_id)
+    if batch is None:
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return JsonResponse(batch_payload(batch))
+
+
+def batch_payload(batch: dict[str, Any]) -> dict[str, Any]:
+    """The shape jobs.js reads for training jobs too: status, progress, eta, phase."""
+    total, done = batch.get("total"), batch.get("processed") or 0
+    progress = 100.0 if batch["status"] == "completed" else (100.0 * done / total if total else 0)
+    started = batch.get("started_at")
+    eta = None
+    if batch["status"] == "running" and started and done and total:
+        eta = (time.time() - started) / done * (total - done)
+    counted = f"{done} of {total} articles" if total is not None else "counting articles"
+    if batch.get("skipped"):
+        counted += f", {batch['skipped']} without text skipped"
+    return {
+        "id": batch["id"], "status": batch["status"],
+        "status_display": LABELS.get(batch["status"], batch["status"]),
+        "phase_display": counted, "progress": round(progress, 1), "eta_seconds": eta,
+        "processed": done, "total": total, "skipped": batch.get("skipped", 0),
+        "reason": batch.get("reason", ""), "filename": batch.get("filename", ""),
+        "model_id": batch.get("model_id"), "model_name": batch.get("model_name", ""),
+        "created_at": batch.get("created_at"), "is_active": batch["status"] in ACTIVE,
+        "done": batch["status"] == "completed",
+    }
 
 
 @login_required
-def batch_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    b = owned_batch(request, pk)
-    return JsonResponse({
-        "status": b.status,
-        "status_display": b.get_status_display(),
-        "progress": round(getattr(b, "progress_percentage", 0.0) or 0.0, 1),
-        "processed": getattr(b, "processed_rows", None),
-        "total": getattr(b, "total_rows", None),
-        "reason": getattr(b, "reason", ""),
-        "done": b.status == "completed",
-    })
-
-
-@login_required
-def batch_download(request: HttpRequest, pk: int) -> FileResponse:
-    batch = owned_batch(request, pk)
-    path = services.prediction_batch_result_path(batch=batch)
-    if not path or not Path(path).is_file():
+def batch_download(request: HttpRequest, batch_id: str) -> FileResponse:
+    batch = owned_batch(request, batch_id)
+    path = batches.batch_result_path(owner_id=request.user.pk, batch_id=batch_id)
+    if path is None:
         raise Http404("The results are not ready.")
-    name = Path(getattr(batch, "original_filename", "") or "articles").stem
-    return FileResponse(open(path, "rb"), as_attachment=True,
+    name = Path(batch.get("filename") or "articles").stem[:80] or "articles"
+    return FileResponse(path.open("rb"), as_attachment=True,
                         filename=f"{name}-predictions.csv", content_type="text/csv")
+
+
+def _int(value: str | None) -> int:
+    return int(value) if value and value.isdigit() else 0

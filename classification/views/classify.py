@@ -7,6 +7,8 @@ from django.shortcuts import render
 from classification import services
 from classification.forms import ClassifyForm, FileUploadForm
 from classification.models import MLModel
+from classification.views.batches import batch_payload
+from web.batch_store import batch_list
 
 
 def _trained_models(request: HttpRequest):
@@ -48,6 +50,5 @@ def classify(request: HttpRequest) -> HttpResponse:
         "result": result,
         "error": error,
         "batch_form": FileUploadForm(),
-        "batches": services.prediction_batch_list(owner=request.user)[:10]
-        if hasattr(services, "prediction_batch_list") else [],
+        "batches": [batch_payload(b) for b in batch_list(owner_id=request.user.pk, limit=10)],
     })

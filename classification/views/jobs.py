@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 from classification import services
 from classification.models import TrainingJob
 from classification.views.presenters import job_reason_plain
+from web.estimates import SINGLE_PASS_TYPES
 
 # The poll endpoint reads only these columns: metrics_history and log_tail are the only large
 # ones and the page needs both, but the ML model row is never loaded (one indexed join on pk).
@@ -35,6 +36,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "job": job,
         "model": job.ml_model,
         "reason_plain": job_reason_plain(status=job.status, reason=job.reason),
+        "single_pass_types": SINGLE_PASS_TYPES,
     })
 
 
@@ -43,23 +45,48 @@ def job_progress(request: HttpRequest, pk: int) -> JsonResponse:
     """The small JSON the job page polls every 1-2 s; must stay one query and a few ms."""
     if not request.user.is_authenticated:
         return JsonResponse({"detail": "Log in first."}, status=401)
-    fields = [*PROGRESS_FIELDS, "metrics_history"]
+    fields = list(PROGRESS_FIELDS)
+    if request.GET.get("history") != "0":  # dashboard rows draw no curves
+        fields.append("metrics_history")
     if request.GET.get("log") == "1":  # the job page; the dashboard rows skip these columns
         fields += ["log_tail", "device_plan"]
-    row = (
+    # order_by(): a pk lookup needs no ORDER BY, and compiling one costs more than running it.
+    row = next(iter(
         TrainingJob.objects.filter(pk=pk, ml_model__owner_id=request.user.pk)
-        .values(*fields)
-        .first()
-    )
+        .order_by().values(*fields)[:1]
+    ), None)
     if row is None:
         return JsonResponse({"detail": "Not found."}, status=404)
-    return JsonResponse(progress_payload(row, since=_int(request.GET.get("since"))))
+    return JsonResponse(progress_payload(row, since=_int(request.GET.get("since")),
+                                         last=request.GET.get("last")))
 
 
-def progress_payload(row: dict, *, since: int = 0) -> dict:
+def history_start(history: list[dict], *, since: int, last: str | None) -> int:
+    """Where the client's copy of the history ends.
+
+    `since` alone is an index, but the worker keeps only the newest points, so once the cap is
+    reached the indexes shift; `last` ("kind:step" of the client's newest point) finds the
+    client's place again. 0 means "send everything": the client then redraws from scratch.
+    """
+    since = min(since, len(history))
+    if not last or since == 0:
+        return since
+    def key(point: dict) -> str:
+        return f"{point.get('kind', '')}:{point.get('step', '')}"
+
+    if key(history[since - 1]) == last:
+        return since
+    for index in range(len(history) - 1, -1, -1):
+        if key(history[index]) == last:
+            return index + 1
+    return 0
+
+
+def progress_payload(row: dict, *, since: int = 0, last: str | None = None) -> dict:
     """Shared by the page endpoint and the API's job status, from a `.values()` row."""
     now = timezone.now()
     history = row.get("metrics_history") or []
+    start = history_start(history, since=since, last=last)
     heartbeat = row["heartbeat_at"]
     status = row["status"]
     payload = {
@@ -85,7 +112,8 @@ def progress_payload(row: dict, *, since: int = 0) -> dict:
         "reason": row["reason"],
         "reason_plain": job_reason_plain(status=status, reason=row["reason"]),
         "history_length": len(history),
-        "history": history[since:] if since < len(history) else [],
+        "history": history[start:],
+        "history_reset": bool(since) and start == 0 and bool(history),
         "updated_at": row["updated_at"].isoformat() if row["updated_at"] else None,
     }
     if "log_tail" in row:

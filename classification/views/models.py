@@ -23,7 +23,9 @@ from web.estimates import (
     SAMPLES_PER_SECOND_PER_THREAD,
     SINGLE_PASS_TYPES,
     device_plan_summary,
+    observed_rates,
 )
+from web.listings import model_rows, page_of
 from web.zipstream import zip_directory_stream
 
 
@@ -33,10 +35,9 @@ def owned_model(request: HttpRequest, pk: int) -> MLModel:
 
 @login_required
 def model_list(request: HttpRequest) -> HttpResponse:
-    models = MLModel.objects.filter(owner=request.user).select_related("dataset").defer(
-        "device_plan", "library_versions", "parameters"
-    )
-    return render(request, "classification/model_list.html", {"models": models})
+    page = page_of(model_rows(owner=request.user), request.GET.get("page"))
+    return render(request, "classification/model_list.html",
+                  {"models": page.object_list, "page": page})
 
 
 @login_required
@@ -60,13 +61,12 @@ def model_new(request: HttpRequest) -> HttpResponse:
     datasets = Dataset.objects.filter(owner=request.user).only(
         "id", "name", "row_count", "split_sizes", "label_names"
     )
-    types = [
-        {**spec.as_dict(), "availability": ml_models.model_availability(key)}
-        for key, spec in ml_models.REGISTRY.items()
-    ]
+    types = [{**spec.as_dict(), "availability": availability(key)}
+             for key, spec in ml_models.REGISTRY.items()]
     plan = device_plan_summary()
+    measured = observed_rates(plan=plan)
     estimator = {
-        "rates": SAMPLES_PER_SECOND_PER_THREAD,
+        "rates": {**SAMPLES_PER_SECOND_PER_THREAD, **measured},
         "single_pass": sorted(SINGLE_PASS_TYPES),
         "gpu_speedup": GPU_SPEEDUP,
         "plan": {"device": plan.get("device", "cpu"), "threads": plan.get("threads", 1)},
@@ -80,9 +80,28 @@ def model_new(request: HttpRequest) -> HttpResponse:
         "types": types,
         "presets": PRESETS,
         "plan": plan,
+        "measured_types": sorted(measured),
         "estimator": estimator,
         "has_datasets": bool(datasets),
     })
+
+
+AVAILABILITY_WORDS = {
+    "bundled": ("bundled", "Ships with MedLitBot: works offline."),
+    "cached": ("cached", "Already downloaded to this machine: works offline."),
+    "download": ("download needed", "Not on this machine yet: tick “Allow download” under "
+                 "Advanced parameters (needs internet), or pick a bundled type."),
+    "unreachable": ("unreachable", "Not on this machine, and it cannot be downloaded now."),
+}
+
+
+def availability(model_type: str) -> dict[str, str]:
+    """The registry's answer in a person's words; "custom" is whatever folder they give."""
+    info = ml_models.model_availability(model_type)
+    if model_type == "custom":
+        return {"status": "local", "label": "your folder", "hint": "", "detail": info["detail"]}
+    label, hint = AVAILABILITY_WORDS.get(info["status"], (info["status"], ""))
+    return {"status": info["status"], "label": label, "hint": hint, "detail": info["detail"]}
 
 
 def _artifact_dir(model: MLModel) -> Path | None:
@@ -214,7 +233,8 @@ def model_compare(request: HttpRequest) -> HttpResponse:
             ("hamming_loss", "Hamming loss"), ("roc_auc_macro", "ROC-AUC (macro)"),
             ("n", "Test examples")]
     rows = [
-        {"label": label, "values": [(m.metrics or {}).get(key) for m in models]}
+        _compare_row(label, [(m.metrics or {}).get(key) for m in models],
+                     lower_is_better=key == "hamming_loss", rank=key != "n")
         for key, label in keys
         if any((m.metrics or {}).get(key) is not None for m in models)
     ]
@@ -236,7 +256,18 @@ def model_compare(request: HttpRequest) -> HttpResponse:
     }
     return render(request, "classification/model_compare.html", {
         "models": models, "rows": rows, "chart": chart, "choices": choices, "selected": ids,
+        # Test splits differ between datasets, so such scores are not like for like.
+        "mixed_datasets": len({m.dataset_id for m in models}) > 1,
     })
+
+
+def _compare_row(label: str, values: list[Any], *, lower_is_better: bool,
+                 rank: bool) -> dict[str, Any]:
+    numbers = [v for v in values if isinstance(v, int | float)]
+    best = (min(numbers) if lower_is_better else max(numbers)) if rank and numbers else None
+    return {"label": label, "cells": [
+        {"value": v, "best": len(values) > 1 and v is not None and v == best} for v in values
+    ]}
 
 
 @login_required

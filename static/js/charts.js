@@ -12,7 +12,7 @@ window.MLB = window.MLB || {};
         backgroundColor: opts.color || PALETTE[0], pointRadius: opts.points ? 3 : 0, tension: 0.2, borderWidth: 2 }] },
       options: {
         animation: false, responsive: true, maintainAspectRatio: false, parsing: false,
-        scales: { x: { type: "linear", title: { display: true, text: opts.xLabel } },
+        scales: { x: { type: "linear", title: { display: true, text: opts.xLabel }, min: opts.xMin, suggestedMax: opts.xMax },
                   y: { title: { display: true, text: opts.yLabel }, suggestedMin: opts.yMin, suggestedMax: opts.yMax } },
         plugins: { legend: { display: false } }
       }
@@ -27,7 +27,8 @@ window.MLB = window.MLB || {};
         backgroundColor: opts.color || PALETTE[0] }] },
       options: { animation: false, responsive: true, maintainAspectRatio: false,
         indexAxis: opts.horizontal ? "y" : "x",
-        scales: { y: { beginAtZero: true, suggestedMax: opts.max } },
+        scales: { x: { title: { display: !!opts.xTitle, text: opts.xTitle } },
+                  y: { beginAtZero: true, suggestedMax: opts.max, title: { display: !!opts.yTitle, text: opts.yTitle } } },
         plugins: { legend: { display: !!opts.datasets } } }
     });
   };

@@ -5,18 +5,31 @@
   if (!card) return;
   var url = card.getAttribute("data-progress-url");
   var ACTIVE = { queued: true, running: true };
-  var lossChart = MLB.lineChart(document.getElementById("loss-chart"), { label: "loss", xLabel: "step", yLabel: "loss" });
-  var f1Chart = MLB.lineChart(document.getElementById("f1-chart"), { label: "F1", xLabel: "epoch", yLabel: "micro-F1", color: MLB.palette[2], points: true, yMin: 0, yMax: 1 });
+  var totalEpochs = parseFloat(card.getAttribute("data-total-epochs")) || undefined;
+  var lossChart = MLB.lineChart(document.getElementById("loss-chart"), { label: "loss", xLabel: "step", yLabel: "loss", yMin: 0 });
+  var f1Chart = MLB.lineChart(document.getElementById("f1-chart"), { label: "F1", xLabel: "epoch", yLabel: "micro-F1", color: MLB.palette[2], points: true, yMin: 0, yMax: 1, xMin: 0, xMax: totalEpochs });
   var seen = 0;
+  var last = "";  // "kind:step" of the newest point we hold: the server finds our place by it
 
-  function addHistory(points) {
+  function addHistory(points, reset) {
+    if (reset) {
+      seen = 0;
+      [lossChart, f1Chart].forEach(function (c) { if (c) c.data.datasets[0].data = []; });
+    }
     points.forEach(function (p, i) {
       var l = MLB.pointLoss(p, seen + i); if (l && lossChart) lossChart.data.datasets[0].data.push(l);
       var f = MLB.pointF1(p); if (f && f1Chart) f1Chart.data.datasets[0].data.push(f);
     });
     seen += points.length;
+    if (points.length) { var p = points[points.length - 1]; last = (p.kind || "") + ":" + (p.step === undefined ? "" : p.step); }
     if (lossChart) lossChart.update();
     if (f1Chart) f1Chart.update();
+    emptyNote("loss", lossChart); emptyNote("f1", f1Chart);
+  }
+  // A curve with no points says why instead of showing bare axes.
+  function emptyNote(name, chart) {
+    var note = document.getElementById(name + "-empty");
+    if (note) note.hidden = !chart || chart.data.datasets[0].data.length > 0 || ACTIVE[card.getAttribute("data-status")];
   }
   addHistory(MLB.readJSON("history-data") || []);
 
@@ -57,12 +70,13 @@
         el.textContent = v === undefined || v === null || v === "" ? "–" : v;
       });
     }
-    if (d.history && d.history.length) addHistory(d.history);
     card.setAttribute("data-status", d.status);
+    if (d.history && (d.history.length || d.history_reset)) addHistory(d.history, d.history_reset);
+    else { emptyNote("loss", lossChart); emptyNote("f1", f1Chart); }
   }
 
   function poll() {
-    fetch(url + "&since=" + seen, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+    fetch(url + "&since=" + seen + "&last=" + encodeURIComponent(last), { headers: { Accept: "application/json" }, credentials: "same-origin" })
       .then(function (r) { if (!r.ok) throw new Error(r.status); return r.json(); })
       .then(function (d) {
         render(d);
