@@ -34,7 +34,8 @@ def _text_data_class() -> type:
 
 
 def dataset_list(*, owner: Any) -> QuerySet[Dataset]:
-    return Dataset.objects.filter(owner=owner)
+    # The stored report can be large (co-occurrence, per-row drops); lists never show it.
+    return Dataset.objects.filter(owner=owner).defer("report")
 
 
 def dataset_get(*, owner: Any, pk: int) -> Dataset:

@@ -146,6 +146,9 @@ STALL_TIMEOUT_CEILING = env.float("STALL_TIMEOUT_CEILING", default=1800.0)
 CANCEL_GRACE_SECONDS = env.float("CANCEL_GRACE_SECONDS", default=30.0)
 JOB_HARD_TIME_LIMIT = env.float("JOB_HARD_TIME_LIMIT", default=6 * 3600.0)
 PROGRESS_WRITE_INTERVAL = env.float("PROGRESS_WRITE_INTERVAL", default=1.0)
+# The training process runs at this niceness, so on a laptop the web server and the
+# supervisor's watchdog stay responsive while every core trains. 0 keeps normal priority.
+TRAINING_NICE = env.int("TRAINING_NICE", default=10)
 
 # --- Celery -----------------------------------------------------------------------------------
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
@@ -199,6 +202,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Train and run classifiers for medical literature.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Jobs and models both have a "status"; name the two choice sets instead of hashing them.
+    "ENUM_NAME_OVERRIDES": {
+        "TrainingJobStatusEnum": "classification.models.TrainingJob.Status",
+        "MLModelStatusEnum": "classification.models.MLModel.Status",
+    },
+    "ENUM_ADD_EXPLICIT_BLANK_NULL_CHOICE": False,
 }
 
 # --- Security (production) ---------------------------------------------------------------------

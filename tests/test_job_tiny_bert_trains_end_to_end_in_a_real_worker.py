@@ -3,9 +3,11 @@ worker, shows every phase, saves a verified artifact, and the model then predict
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from classification import services
@@ -32,11 +34,15 @@ def test_a_tiny_bert_job_trains_end_to_end_and_its_model_predicts(
     assert job.celery_task_id
 
     phases: list[str] = []
+    niceness: set[int] = set()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         job.refresh_from_db()
         if not phases or phases[-1] != job.phase:
             phases.append(job.phase)
+        if job.phase == "training" and job.child_pid:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                niceness.add(psutil.Process(job.child_pid).nice())
         if job.status not in ("queued", "running"):
             break
         time.sleep(0.05)
@@ -47,6 +53,7 @@ def test_a_tiny_bert_job_trains_end_to_end_and_its_model_predicts(
     assert {"preparing", "loading_model", "training", "saving", "done"} <= set(phases), phases
     assert job.worker_pid == worker.pid
     assert job.child_pid not in (None, worker.pid)
+    assert niceness == {10}, "training runs at TRAINING_NICE so the web stays responsive"
     assert job.heartbeat_at is not None
     assert job.device_plan.get("device") == "cpu"
     assert job.current_step == job.total_steps > 0

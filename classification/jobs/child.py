@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -15,6 +16,11 @@ def child_main(job_id: int, parent_pid: int) -> None:
     import django
 
     django.setup()
+    from django.conf import settings
+
+    if settings.TRAINING_NICE > 0:
+        with contextlib.suppress(OSError):  # lowering priority needs no rights; fail soft anyway
+            os.nice(settings.TRAINING_NICE)
     from classification.jobs.training import run_training
 
     sys.exit(run_training(job_id=job_id))
