@@ -11,7 +11,8 @@ model's manifest, 256 by default) and the same torch thread count (the engine's 
 Each side is timed --repeats times, alternating (pipeline, engine, pipeline, engine, ...), so a
 burst of load from other processes hits both; texts/s is the best of its repeats and the
 speedup the median of the per-round ratios. It also checks that both give the same
-probabilities (max absolute difference).
+probabilities (max absolute difference): the engine runs in its device plan's dtype (bf16 on a
+CPU with native bf16 and on CUDA), the pipeline in fp32, so expect differences near 1e-3.
 
 The model: --model-dir, an artifact folder written by the engine's save() (for instance by
 `scripts/benchmark_training.py --save-engine DIR`), or else a MiniLM fine-tuned here for one
@@ -90,7 +91,8 @@ def main() -> None:
     max_length = int(getattr(clf, "max_length", 256))
     threads = torch.get_num_threads()  # the engine's plan set it when the model loaded
     pipe = transformers.pipeline(
-        "text-classification", model=model_dir, tokenizer=model_dir, device=-1, top_k=None,
+        "text-classification", model=model_dir, tokenizer=model_dir, top_k=None,
+        device=0 if torch.cuda.is_available() else -1,
         function_to_apply="sigmoid",
     )
     lengths = [len(ids) for ids in clf.tokenizer(texts, truncation=True,

@@ -11,9 +11,15 @@ samples/s = training rows x epochs / wall time of the training call (the engine'
 per-epoch evaluation and checkpoint saves; the plain runs do neither, so this favours them).
 Macro-F1 is measured on the same held-out test rows after training.
 
-MFU = useful training FLOP/s / fp32 matmul peak measured at the start of the run (best of a few
-GEMM shapes over a few seconds; the peak is measured again at the end and the JSON also gives
-MFU against the larger of the two, since load from other processes only ever lowers a peak).
+MFU = useful training FLOP/s / matmul peak measured at the start of the run, in the dtype the
+engine's device plan trains in (fp32 or bf16 on a CPU, bf16/fp16 on CUDA; best of a few GEMM
+shapes over a few seconds; the peak is measured again at the end and the JSON also gives MFU
+against the larger of the two, since load from other processes only ever lowers a peak). The
+plain runs train in fp32 (Trainer's default), so against that same peak their MFU is what the
+hardware gave them, not what fp32 could at best reach.
+
+On a CUDA machine the seed recipe is skipped unless named in --runs: it hides the GPU
+(CUDA_VISIBLE_DEVICES="") by design, so it says nothing about GPU speed.
 Only non-padding tokens count as useful, truncated at the length each run really used:
   FLOPs per epoch = 6 * N * T  +  12 * n_layers * d_model * sum(len_i ** 2)  +  6 * H * n
 where N = encoder parameters (not embeddings, pooler or head), T = useful tokens, n = texts,
@@ -74,6 +80,7 @@ def _macro_f1(prob: np.ndarray, y: np.ndarray, thresholds: list[float] | None = 
 def run_plain_trainer(
     name: str, model_path: str, train: Any, test: Any, labels: list[str], *,
     batch: int, threads: int, epochs: int, lr: float, seed: int, scratch: Path,
+    device: str = "cpu",
 ) -> dict[str, Any]:
     """The plain recipe: pad every text to 256 tokens, default sampler, no custom loss."""
     import torch
@@ -105,7 +112,7 @@ def run_plain_trainer(
     )
     args = TrainingArguments(
         output_dir=str(scratch / name), per_device_train_batch_size=batch, num_train_epochs=epochs,
-        learning_rate=lr, seed=seed, use_cpu=True, report_to=[], disable_tqdm=True,
+        learning_rate=lr, seed=seed, use_cpu=device == "cpu", report_to=[], disable_tqdm=True,
         save_strategy="no", logging_strategy="no",
     )
     trainer = Trainer(model=model, args=args, train_dataset=ds, processing_class=tokenizer)
@@ -118,8 +125,8 @@ def run_plain_trainer(
     with torch.inference_mode():
         for i in range(0, len(test.texts), 16):
             enc = tokenizer(test.texts[i : i + 16], padding="max_length", truncation=True,
-                            max_length=MAX_LENGTH, return_tensors="pt")
-            probs.append(torch.sigmoid(model(**enc).logits).numpy())
+                            max_length=MAX_LENGTH, return_tensors="pt").to(model.device)
+            probs.append(torch.sigmoid(model(**enc).logits).float().cpu().numpy())
     prob = np.concatenate(probs)
     flops, tokens = _useful_flops(model, tokenizer, train.texts)
     return {
@@ -176,7 +183,8 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--engine-batch", type=int, default=None, help="override engine batch")
-    parser.add_argument("--runs", default="seed,default,engine")
+    parser.add_argument("--runs", default=None, help="default: seed,default,engine (CPU), "
+                        "default,engine (CUDA)")
     parser.add_argument("--csv", default=None)
     parser.add_argument("--save-engine", default=None, help="save the engine's model here")
     args = parser.parse_args()
@@ -187,6 +195,7 @@ def main() -> None:
 
     # What a user gets without touching threads: read before any run changes it.
     default_threads = torch.get_num_threads()
+    on_gpu = torch.cuda.is_available()
 
     transformers.logging.set_verbosity_error()
     import datasets
@@ -200,28 +209,44 @@ def main() -> None:
     labels = sorted({x for row in train.labels + val.labels + test.labels for x in row})
     cores = psutil.cpu_count(logical=False) or 1
     load_start = psutil.getloadavg()[0]
-    peak = common.matmul_peak_gflops(cores)
+    from classification.engine.device import cpu_has_fast_bf16, matmul_gflops, plan_device
+
+    engine_dtype = plan_device().dtype
+
+    def measure_peak() -> float:
+        if on_gpu:
+            return common.cuda_matmul_peak_gflops(engine_dtype)
+        fp32 = common.matmul_peak_gflops(cores)
+        if engine_dtype == "float32":
+            return fp32
+        torch.set_num_threads(cores)
+        return max(fp32, matmul_gflops(engine_dtype, size=1024, seconds=3.0))
+
+    peak = measure_peak()
     print(f"model={args.model} rows={args.rows} train/val/test={len(train)}/{len(val)}/{len(test)} "
           f"epochs={args.epochs} lr={args.lr}")
-    print(f"fp32 matmul peak: {peak:.1f} GFLOP/s on {cores} threads; load average "
+    where = torch.cuda.get_device_name(0) if on_gpu else f"{cores} threads"
+    print(f"{engine_dtype} matmul peak: {peak:.1f} GFLOP/s on {where}; load average "
           f"{load_start:.1f} (other processes share these cores)")
-    # Why the engine trains in fp32 here: the same small GEMM in both dtypes.
-    from classification.engine.device import cpu_has_fast_bf16, matmul_gflops
-
+    # Why the engine picks its dtype here: the same small GEMM in both dtypes.
     fp32_256, bf16_256 = matmul_gflops("float32", seconds=1.0), matmul_gflops("bfloat16")
     print(f"256x256 matmul: fp32 {fp32_256:.1f} GFLOP/s, bf16 {bf16_256:.2f} GFLOP/s "
-          f"({fp32_256 / max(bf16_256, 1e-9):.0f}x); native bf16 flags: {cpu_has_fast_bf16()}")
+          f"(bf16/fp32 {bf16_256 / max(fp32_256, 1e-9):.2f}x); "
+          f"native bf16 flags: {cpu_has_fast_bf16()}")
 
     results: dict[str, dict[str, Any]] = {}
     common_kw = {"epochs": args.epochs, "lr": args.lr, "seed": args.seed, "scratch": scratch}
-    for run in args.runs.split(","):
+    runs = args.runs or ("default,engine" if on_gpu else "seed,default,engine")
+    device = "cuda" if on_gpu else "cpu"
+    for run in runs.split(","):
         start = time.perf_counter()
         if run == "seed":
             results[run] = run_plain_trainer("seed", model_path, train, test, labels, batch=4,
-                                             threads=1, **common_kw)
+                                             threads=1, device="cpu", **common_kw)
         elif run == "default":
             results[run] = run_plain_trainer("default", model_path, train, test, labels, batch=8,
-                                             threads=default_threads, **common_kw)
+                                             threads=default_threads, device=device,
+                                             **common_kw)
         elif run == "engine":
             results[run] = run_engine(model_path, train, val, test, labels,
                                       batch=args.engine_batch, save_to=args.save_engine,
@@ -232,11 +257,12 @@ def main() -> None:
               f"MFU {r['mfu'] * 100:5.1f}%  threads {r['threads']}  batch {r['batch_size']}  "
               f"({time.perf_counter() - start:.0f}s)", flush=True)
 
-    peak_end = common.matmul_peak_gflops(cores)
+    peak_end = measure_peak()
     load_end = psutil.getloadavg()[0]
-    print(f"fp32 matmul peak at the end: {peak_end:.1f} GFLOP/s; load average {load_end:.1f}")
+    print(f"matmul peak at the end: {peak_end:.1f} GFLOP/s; load average {load_end:.1f}")
     summary: dict[str, Any] = {
-        "model": args.model, "rows": args.rows, "epochs": args.epochs, "peak_gflops": peak,
+        "model": args.model, "rows": args.rows, "epochs": args.epochs, "device": where,
+        "engine_dtype": engine_dtype, "peak_gflops": peak,
         "peak_gflops_end": peak_end, "fp32_matmul_256_gflops": fp32_256,
         "bf16_matmul_256_gflops": bf16_256, "load_average_start": load_start,
         "load_average_end": load_end,

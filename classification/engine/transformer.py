@@ -400,7 +400,10 @@ class TransformerClassifier(BaseClassifier):
             train_dataset=train_ds,
             eval_dataset=val_ds,
             processing_class=self.tokenizer,
-            data_collator=DataCollatorWithPadding(self.tokenizer),
+            # Multiples of 8 fill tensor cores and bound the number of distinct shapes on a GPU.
+            data_collator=DataCollatorWithPadding(
+                self.tokenizer, pad_to_multiple_of=8 if on_gpu else None
+            ),
             compute_metrics=trainer_metrics,
             callbacks=callbacks,
             loss_weights=self._loss_weights(self._targets(train)),
