@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import shutil
+import sys
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -239,7 +240,8 @@ def _stream_rows(stream: RecordStream, parsed: _Parsed, writer: pq.ParquetWriter
             builder.drop(row=row, reason="no label")
             continue
         builder.keep(row=row, text=text)
-        parsed.raw_labels.append(raw_label)
+        # Label cells repeat a handful of values across millions of rows: keep one copy of each.
+        parsed.raw_labels.append(sys.intern(raw_label) if isinstance(raw_label, str) else raw_label)
         parsed.split_hints.append(hint)
         batch["title"].append(title)
         batch["abstract"].append(abstract)
@@ -274,8 +276,7 @@ def _finish(dataset: Dataset, parsed: _Parsed, workdir: Path, *, ratios, seed: i
         separator = m.label_separator
         if separator is None:
             separator = label_separator_detect(raw_values=parsed.raw_labels)
-        labels = [labels_parse(raw=raw, separator=separator, label_map=m.label_map)
-                  for raw in parsed.raw_labels]
+        labels = _labels_parse_all(parsed.raw_labels, separator=separator, label_map=m.label_map)
         label_names = sorted({name for row in labels for name in row})
         if len(label_names) == 1:
             raise DatasetFileError(
@@ -323,8 +324,26 @@ def _finish(dataset: Dataset, parsed: _Parsed, workdir: Path, *, ratios, seed: i
     dataset.report = report
 
 
+def _labels_parse_all(
+    raw_labels: list[Any], *, separator: str, label_map: dict[str, str]
+) -> list[tuple[str, ...]]:
+    """Parse each distinct cell once; rows with equal cells share one tuple."""
+    parsed: dict[Any, tuple[str, ...]] = {}
+    out = []
+    for raw in raw_labels:
+        key = tuple(map(str, raw)) if isinstance(raw, list) else str(raw)
+        labels = parsed.get(key)
+        if labels is None:
+            labels = tuple(sys.intern(name) for name in
+                           labels_parse(raw=raw, separator=separator, label_map=label_map))
+            parsed[key] = labels
+        out.append(labels)
+    return out
+
+
 def _write_rows(staging: Path, target: Path, labels, codes: np.ndarray) -> None:
-    source = pq.ParquetFile(staging)
+    # pre_buffer would fetch every row group ahead at once: a second copy of the whole file.
+    source = pq.ParquetFile(staging, pre_buffer=False)
     start = 0
     with pq.ParquetWriter(target, ROWS_SCHEMA) as writer:
         for batch in source.iter_batches(batch_size=BATCH_ROWS):
