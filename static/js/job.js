@@ -55,6 +55,8 @@
     var reason = document.getElementById("job-reason");
     reason.hidden = !d.reason_plain; reason.textContent = d.reason_plain || "";
     document.getElementById("cancel-form").hidden = !d.is_active;
+    // A flash such as "Training queued" is stale once the job has ended; the badge says the rest.
+    if (!d.is_active) document.querySelectorAll("main > .alert").forEach(function (el) { el.remove(); });
     document.getElementById("resume-form").hidden = !d.is_resumable;
     if (d.log_tail !== undefined) {
       var log = document.getElementById("job-log");
