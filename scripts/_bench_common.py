@@ -37,28 +37,6 @@ def load_split(
     return stratified_split(data, (0.8, 0.1, 0.1), seed=seed)
 
 
-def cuda_matmul_peak_gflops(dtype_name: str = "bfloat16", seconds: float = 3.0) -> float:
-    """Best dense GEMM rate on the GPU in the dtype training runs in (8192^3, synchronised)."""
-    import torch
-
-    dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(dtype_name, torch.float32)
-    n = 8192
-    a = torch.randn(n, n, device="cuda", dtype=dtype)
-    b = torch.randn(n, n, device="cuda", dtype=dtype)
-    for _ in range(3):
-        a @ b
-    torch.cuda.synchronize()
-    best = 0.0
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        start = time.perf_counter()
-        for _ in range(10):
-            a @ b
-        torch.cuda.synchronize()
-        best = max(best, 10 * 2.0 * n**3 / (time.perf_counter() - start) / 1e9)
-    return best
-
-
 def matmul_peak_gflops(threads: int, seconds: float = 6.0) -> float:
     """Best fp32 GEMM rate seen over a few shapes: the denominator of MFU.
 

@@ -17,15 +17,15 @@ shapes over a few seconds; the peak is measured again at the end and the JSON al
 against the larger of the two, since load from other processes only ever lowers a peak). The
 plain runs train in fp32 (Trainer's default), so against that same peak their MFU is what the
 hardware gave them, not what fp32 could at best reach.
-
-On a CUDA machine the seed recipe is skipped unless named in --runs: it hides the GPU
-(CUDA_VISIBLE_DEVICES="") by design, so it says nothing about GPU speed.
 Only non-padding tokens count as useful, truncated at the length each run really used:
   FLOPs per epoch = 6 * N * T  +  12 * n_layers * d_model * sum(len_i ** 2)  +  6 * H * n
 where N = encoder parameters (not embeddings, pooler or head), T = useful tokens, n = texts,
 H = pooler + head parameters (they see one vector per text); 6 = forward (2) + backward (4) per
 weight per token; the middle term is the attention score and value matmuls (QK^T and AV:
 2 * 2 * len * d per token per layer forward, x3 with backward).
+
+On a CUDA machine the seed recipe is skipped unless named in --runs: it hides the GPU
+(CUDA_VISIBLE_DEVICES="") by design, so it says nothing about GPU speed.
 
 Usage: python scripts/benchmark_training.py [--model minilm|tiny|DIR] [--rows 600] [--epochs 1]
        [--save-engine DIR]
@@ -143,11 +143,10 @@ def run_plain_trainer(
 def run_engine(
     model_path: str, train: Any, val: Any, test: Any, labels: list[str], *,
     epochs: int, lr: float, seed: int, scratch: Path, batch: int | None, save_to: str | None,
+    plan: Any,
 ) -> dict[str, Any]:
     from classification.engine.metrics import encode_labels
-    from classification.ml_models import TrainConfig, create_classifier, plan_device
-
-    plan = plan_device()
+    from classification.ml_models import TrainConfig, create_classifier
     config = TrainConfig(
         model_path=model_path, epochs=epochs, learning_rate=lr, seed=seed, label_names=labels,
         multi_label=True, output_dir=str(scratch / "engine"), early_stopping_patience=0,
@@ -211,11 +210,12 @@ def main() -> None:
     load_start = psutil.getloadavg()[0]
     from classification.engine.device import cpu_has_fast_bf16, matmul_gflops, plan_device
 
-    engine_dtype = plan_device().dtype
+    plan = plan_device()  # once: the engine run trains with this same plan
+    engine_dtype = plan.dtype
 
     def measure_peak() -> float:
         if on_gpu:
-            return common.cuda_matmul_peak_gflops(engine_dtype)
+            return matmul_gflops(engine_dtype, size=8192, seconds=3.0, device="cuda")
         fp32 = common.matmul_peak_gflops(cores)
         if engine_dtype == "float32":
             return fp32
@@ -249,7 +249,7 @@ def main() -> None:
                                              **common_kw)
         elif run == "engine":
             results[run] = run_engine(model_path, train, val, test, labels,
-                                      batch=args.engine_batch, save_to=args.save_engine,
+                                      batch=args.engine_batch, save_to=args.save_engine, plan=plan,
                                       **common_kw)
         r = results[run]
         r["mfu"] = r["useful_flops_per_epoch"] * args.epochs / r["seconds"] / (peak * 1e9)

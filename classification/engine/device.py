@@ -93,18 +93,34 @@ def cpu_has_fast_bf16(flags: set[str] | None = None) -> bool:
     return bool({"amx_bf16", "avx512_bf16"} & flags)
 
 
-def matmul_gflops(dtype_name: str, size: int = 256, seconds: float = 0.3) -> float:
-    """Best square-GEMM rate in the given dtype on the current torch threads."""
+def torch_dtype(name: str) -> Any:
+    """The torch dtype a plan names ("float32", "bfloat16", "float16")."""
     import torch
 
-    dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(dtype_name, torch.float32)
-    a, b = torch.randn(size, size, dtype=dtype), torch.randn(size, size, dtype=dtype)
+    return {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(name, torch.float32)
+
+
+def matmul_gflops(
+    dtype_name: str, size: int = 256, seconds: float = 0.3, device: str = "cpu"
+) -> float:
+    """Best square-GEMM rate in the given dtype (on the CPU: on the current torch threads)."""
+    import torch
+
+    def sync() -> None:
+        if device == "cuda":
+            torch.cuda.synchronize()  # GPU matmuls are asynchronous: time the finished work
+
+    dtype = torch_dtype(dtype_name)
+    a = torch.randn(size, size, dtype=dtype, device=device)
+    b = torch.randn(size, size, dtype=dtype, device=device)
     a @ b
+    sync()
     best = 0.0
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         start = time.perf_counter()
         a @ b
+        sync()
         best = max(best, 2.0 * size**3 / (time.perf_counter() - start) / 1e9)
     return best
 
