@@ -6,6 +6,7 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -65,6 +66,36 @@ def matmul_peak_gflops(threads: int, seconds: float = 6.0) -> float:
             a @ w.t()
             best = max(best, flops / (time.perf_counter() - start) / 1e9)
     return best
+
+
+def useful_flops(model: Any, lengths: list[int], passes: int) -> float:
+    """Matmul FLOPs a BERT classifier must do on texts of these (non-padding) lengths.
+
+    passes: 1 for a forward pass, 3 for training (the backward pass costs two forwards).
+    Per token and encoder weight, 2 FLOPs a pass; embeddings are lookups and count nothing.
+    The pooler and head see one vector per text. Attention scores and values (QK^T, AV) cost
+    4 * len * d_model per token and layer. The last layer's output is read only at [CLS]: there
+    only the key and value projections are needed for every token, the rest (and attention)
+    once per text, whether or not a run skips the rest (the engine does: cls_head.py).
+    """
+    import numpy as np
+
+    cfg = model.config
+    last = f"encoder.layer.{cfg.num_hidden_layers - 1}."
+    per_token = per_text = 0
+    for name, p in model.named_parameters():
+        if "embeddings" in name:
+            continue
+        in_encoder = ".encoder." in f".{name}"
+        if in_encoder and (last not in name or ".self.key." in name or ".self.value." in name):
+            per_token += p.numel()
+        else:
+            per_text += p.numel()
+    lens = np.asarray(lengths, dtype=np.float64)
+    d, layers = cfg.hidden_size, cfg.num_hidden_layers
+    attention = 4.0 * d * ((layers - 1) * float((lens**2).sum()) + float(lens.sum()))
+    weights = 2.0 * (per_token * float(lens.sum()) + per_text * len(lens))
+    return passes * (weights + attention)
 
 
 def model_dir(name: str, scratch: Path) -> str:

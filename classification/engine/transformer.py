@@ -3,8 +3,9 @@
 Where the speed comes from (measured by scripts/benchmark_training.py): texts are tokenized once
 without padding, batches are padded only to their longest member (DataCollatorWithPadding) and
 drawn from length-sorted groups, so the median demo text (~70 tokens) no longer pays for 256;
-on CPU, attention-probability dropout is off so SDPA runs its fused kernel; torch uses one
-thread per physical core; the dtype is fp32 unless the chip has native bf16.
+the last layer computes only the [CLS] row the head reads (cls_head.py); AdamW runs as one
+fused kernel; on CPU, attention-probability dropout is off so SDPA runs its fused kernel; torch
+uses one thread per physical core; the dtype is fp32 unless the chip has native bf16.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from .artifacts import atomic_save
 from .base import BaseClassifier
+from .cls_head import prune_last_layer_to_cls
 from .device import DevicePlan, plan_device, torch_dtype
 from .loading import resolve_model_dir
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
@@ -315,6 +317,7 @@ class TransformerClassifier(BaseClassifier):
             ignore_mismatched_sizes=True,
             **_cpu_attention_overrides(model_dir, plan),
         )
+        prune_last_layer_to_cls(self.model)
         self.timings["load_seconds"] = time.perf_counter() - started
 
         progress_cb(
@@ -339,6 +342,9 @@ class TransformerClassifier(BaseClassifier):
             # transformers 5 renamed gradient_checkpointing (the old name warns).
             activation_checkpointing=config.gradient_checkpointing,
             learning_rate=config.learning_rate,
+            # One fused kernel instead of a dozen passes over every parameter: measured here
+            # 90 -> 25 ms per MiniLM step. MPS keeps the default, which every version supports.
+            optim="adamw_torch_fused" if plan.device in ("cpu", "cuda") else "adamw_torch",
             weight_decay=config.weight_decay,
             warmup_steps=float(config.warmup_ratio) if 0 < config.warmup_ratio < 1 else 0,
             eval_strategy="epoch" if val_ds is not None else "no",
@@ -483,4 +489,5 @@ class TransformerClassifier(BaseClassifier):
         clf.max_length = int(manifest.get("max_length", 256))
         clf.tokenizer = AutoTokenizer.from_pretrained(path)
         clf.model = AutoModelForSequenceClassification.from_pretrained(path).to(plan.device).eval()
+        prune_last_layer_to_cls(clf.model)
         return clf

@@ -42,11 +42,13 @@ def trained_tiny_bert(
     train, val, _ = demo_split
     events: list[dict] = []
     # A randomly initialised 2-layer model needs a high learning rate to move in 8 short epochs.
+    # 3e-3, not 1e-2: over four seeds the loss fell 0.15-0.19 at 3e-3 but anywhere from 0.01
+    # to 0.14 at 1e-2, which left the loss test at the mercy of the dropout masks.
     config = TrainConfig(
         model_path=str(tiny_bert_dir),
         epochs=8,
         batch_size=8,
-        learning_rate=1e-2,
+        learning_rate=3e-3,
         early_stopping_patience=0,
         max_length=128,
     )
