@@ -68,6 +68,21 @@ def matmul_peak_gflops(threads: int, seconds: float = 6.0) -> float:
     return best
 
 
+def peak_gflops(dtype: str, threads: int, seconds: float = 6.0) -> float:
+    """The MFU denominator: the best matmul rate in the dtype the engine computes in."""
+    import torch
+
+    from classification.engine.device import matmul_gflops
+
+    if torch.cuda.is_available():
+        return matmul_gflops(dtype, size=8192, seconds=3.0, device="cuda")
+    fp32 = matmul_peak_gflops(threads, seconds)
+    if dtype == "float32":
+        return fp32
+    torch.set_num_threads(threads)
+    return max(fp32, matmul_gflops(dtype, size=1024, seconds=3.0))
+
+
 def useful_flops(model: Any, lengths: list[int], passes: int) -> float:
     """Matmul FLOPs a BERT classifier must do on texts of these (non-padding) lengths.
 

@@ -14,6 +14,11 @@ speedup the median of the per-round ratios. It also checks that both give the sa
 probabilities (max absolute difference): the engine runs in its device plan's dtype (bf16 on a
 CPU with native bf16 and on CUDA), the pipeline in fp32, so expect differences near 1e-3.
 
+MFU and the ceiling: useful forward FLOPs (non-padding tokens, the last layer's [CLS] row only;
+_bench_common.useful_flops) per second over a matmul peak measured at the start, in the
+engine's dtype. The ceiling is texts/s at 100% MFU, and the speedup over the pipeline loop it
+would give: what this machine allows at all.
+
 The model: --model-dir, an artifact folder written by the engine's save() (for instance by
 `scripts/benchmark_training.py --save-engine DIR`), or else a MiniLM fine-tuned here for one
 short epoch (the weights' values do not change the speed).
@@ -97,6 +102,8 @@ def main() -> None:
     )
     lengths = [len(ids) for ids in clf.tokenizer(texts, truncation=True,
                                                  max_length=max_length)["input_ids"]]
+    peak = common.peak_gflops(clf.device_plan.dtype, threads, seconds=4.0)
+    flops_per_text = common.useful_flops(clf.model, lengths, passes=1) / len(texts)
     print(f"model={model_dir}\ntexts={len(texts)} mean tokens={np.mean(lengths):.0f} "
           f"max_length={max_length} threads={threads} "
           f"(physical cores {psutil.cpu_count(logical=False)}) load={psutil.getloadavg()[0]:.1f}")
@@ -130,11 +137,18 @@ def main() -> None:
     print(f"engine predict: {engine_tps:.1f} texts/s (best of {args.repeats})")
     print(f"speedup: {speedup:.2f}x (median of per-round ratios); "
           f"max |prob difference| {max_diff:.2e}")
+    ceiling = peak * 1e9 / flops_per_text
+    mfu = engine_tps / ceiling
+    print(f"{clf.device_plan.dtype} matmul peak {peak:.1f} GFLOP/s: engine MFU {mfu * 100:.1f}%, "
+          f"pipeline MFU {pipe_tps / ceiling * 100:.1f}%; ceiling {ceiling:.1f} texts/s = "
+          f"{ceiling / pipe_tps:.2f}x the pipeline loop")
     print(json.dumps({
         "texts": len(texts), "mean_tokens": float(np.mean(lengths)), "max_length": max_length,
         "threads": threads, "repeats": args.repeats,
         "pipeline_texts_per_second": pipe_tps, "engine_texts_per_second": engine_tps,
         "speedup_vs_pipeline": speedup, "max_abs_prob_diff": max_diff,
+        "peak_gflops": peak, "engine_mfu": mfu, "pipeline_mfu": pipe_tps / ceiling,
+        "ceiling_texts_per_second": ceiling, "ceiling_speedup_vs_pipeline": ceiling / pipe_tps,
     }))
 
 

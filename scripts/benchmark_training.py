@@ -209,13 +209,7 @@ def main() -> None:
     engine_dtype = plan.dtype
 
     def measure_peak() -> float:
-        if on_gpu:
-            return matmul_gflops(engine_dtype, size=8192, seconds=3.0, device="cuda")
-        fp32 = common.matmul_peak_gflops(cores)
-        if engine_dtype == "float32":
-            return fp32
-        torch.set_num_threads(cores)
-        return max(fp32, matmul_gflops(engine_dtype, size=1024, seconds=3.0))
+        return common.peak_gflops(engine_dtype, cores)
 
     peak = measure_peak()
     print(f"model={args.model} rows={args.rows} train/val/test={len(train)}/{len(val)}/{len(test)} "
