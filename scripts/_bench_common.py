@@ -87,7 +87,8 @@ def useful_flops(model: Any, lengths: list[int], passes: int) -> float:
     """Matmul FLOPs a BERT classifier must do on texts of these (non-padding) lengths.
 
     passes: 1 for a forward pass, 3 for training (the backward pass costs two forwards).
-    Per token and encoder weight, 2 FLOPs a pass; embeddings are lookups and count nothing.
+    Per token and encoder weight, 2 FLOPs a pass; embeddings are lookups, and biases and
+    LayerNorms no matmul work, so they count nothing.
     The pooler and head see one vector per text. Attention scores and values (QK^T, AV) cost
     4 * len * d_model per token and layer. The last layer's output is read only at [CLS]: there
     only the key and value projections are needed for every token, the rest (and attention)
@@ -99,7 +100,7 @@ def useful_flops(model: Any, lengths: list[int], passes: int) -> float:
     last = f"encoder.layer.{cfg.num_hidden_layers - 1}."
     per_token = per_text = 0
     for name, p in model.named_parameters():
-        if "embeddings" in name:
+        if "embeddings" in name or p.dim() < 2:
             continue
         in_encoder = ".encoder." in f".{name}"
         if in_encoder and (last not in name or ".self.key." in name or ".self.value." in name):
