@@ -208,10 +208,7 @@ def main() -> None:
     plan = plan_device()  # once: the engine run trains with this same plan
     engine_dtype = plan.dtype
 
-    def measure_peak() -> float:
-        return common.peak_gflops(engine_dtype, cores)
-
-    peak = measure_peak()
+    peak = common.peak_gflops(engine_dtype, cores)
     print(f"model={args.model} rows={args.rows} train/val/test={len(train)}/{len(val)}/{len(test)} "
           f"epochs={args.epochs} lr={args.lr}")
     where = torch.cuda.get_device_name(0) if on_gpu else f"{cores} threads"
@@ -246,7 +243,7 @@ def main() -> None:
               f"MFU {r['mfu'] * 100:5.1f}%  threads {r['threads']}  batch {r['batch_size']}  "
               f"({time.perf_counter() - start:.0f}s)", flush=True)
 
-    peak_end = measure_peak()
+    peak_end = common.peak_gflops(engine_dtype, cores)
     load_end = psutil.getloadavg()[0]
     print(f"matmul peak at the end: {peak_end:.1f} GFLOP/s; load average {load_end:.1f}")
     summary: dict[str, Any] = {
