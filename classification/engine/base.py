@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,7 @@ from .metrics import apply_thresholds, compute_metrics, encode_labels, tune_thre
 from .types import TextData, TrainConfig, check_texts
 
 
-class BaseClassifier:
+class BaseClassifier(ABC):
     model_type: str = ""
 
     def __init__(self, model_type: str, device_plan: DevicePlan | None = None) -> None:
@@ -24,9 +25,9 @@ class BaseClassifier:
         self.config: TrainConfig | None = None
         self.timings: dict[str, float] = {}
 
-    # Subclasses implement this: (n, L) probabilities, rows in input order.
+    @abstractmethod
     def predict_proba(self, texts: list[str]) -> np.ndarray:
-        raise NotImplementedError
+        """(n, L) probabilities, rows in input order."""
 
     def _setup_labels(self, train: TextData, val: TextData, config: TrainConfig) -> TextData:
         """Fix the label space and task shape; returns train without rows it cannot learn from."""
