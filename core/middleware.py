@@ -46,3 +46,30 @@ class UploadSizeLimitMiddleware:
         )
         response["Connection"] = "close"  # the unread body must not be taken for a request
         return response
+
+
+class QueueUnavailableMiddleware:
+    """A broker outage becomes a 503 that says nothing was started, on every page and the API."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        from core.queueing import QueueUnavailable
+
+        if not isinstance(exception, QueueUnavailable):
+            return None
+        if request.path.startswith("/api/"):
+            response: HttpResponse = JsonResponse({"detail": exception.message}, status=503)
+        else:
+            response = HttpResponse(
+                "<!doctype html><title>Job queue unreachable</title>"
+                f"<h1>Job queue unreachable</h1><p>{exception.message}</p>"
+                "<p><a href=\"javascript:history.back()\">Go back</a></p>",
+                status=503,
+            )
+        response["Retry-After"] = "30"
+        return response

@@ -16,7 +16,9 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 INSECURE_DEFAULT_SECRET_KEY = "django-insecure-medlitbot-development-key-change-me"
 
-DEBUG = env.bool("DEBUG", default=True)
+# Production is the default: a fresh install that forgot a setting must not show tracebacks.
+# start_m1.sh writes a random SECRET_KEY into .env on first start; development sets DEBUG=True.
+DEBUG = env.bool("DEBUG", default=False)
 SECRET_KEY = env.str("SECRET_KEY", default=INSECURE_DEFAULT_SECRET_KEY)
 if not DEBUG and SECRET_KEY in ("", INSECURE_DEFAULT_SECRET_KEY):
     raise ImproperlyConfigured(
@@ -36,6 +38,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "axes",
     "core",
     "dataset_management",
     "classification",
@@ -46,12 +49,20 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "core.middleware.UploadSizeLimitMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "core.middleware.QueueUnavailableMiddleware",
+    # Last, so a lockout answers before any view sees the credentials.
+    "axes.middleware.AxesMiddleware",
+]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "medlitbot_project.urls"
@@ -133,6 +144,8 @@ MEDLITBOT_MODEL_DIR = env.path("MEDLITBOT_MODEL_DIR", default=BASE_DIR / "models
 ALLOW_MODEL_DOWNLOAD = env.bool("ALLOW_MODEL_DOWNLOAD", default=False)
 MODEL_DOWNLOAD_TIMEOUT = env.float("MODEL_DOWNLOAD_TIMEOUT", default=120.0)
 
+LOG_DIR = env.path("LOG_DIR", default=BASE_DIR / "logs")
+
 MAX_UPLOAD_SIZE_MB = env.int("MAX_UPLOAD_SIZE_MB", default=250)
 MAX_UPLOAD_SIZE = MAX_UPLOAD_SIZE_MB * 1024 * 1024
 # Uploads larger than this spill to a temp file instead of RAM.
@@ -170,9 +183,40 @@ else:
         # change can ever hand a running job to a second worker.
         "visibility_timeout": int(JOB_HARD_TIME_LIMIT * 2),
     }
-# One queue; named so that several installs (or test runs) can share one Redis DB.
-CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
-# The job row is the truth; Celery's result backend would be a second, stale copy.
+# Queues named for what they do. Training runs on a solo worker, one job at a time; batches and
+# explanations on an inference worker, so they never wait behind a multi-hour training; the
+# default queue carries maintenance. A prefix lets several installs (or test runs) share one
+# Redis DB without consuming each other's messages.
+CELERY_QUEUE_PREFIX = env.str("CELERY_QUEUE_PREFIX", default="")
+QUEUE_TRAINING = f"{CELERY_QUEUE_PREFIX}training"
+QUEUE_INFERENCE = f"{CELERY_QUEUE_PREFIX}inference"
+QUEUE_DEFAULT = f"{CELERY_QUEUE_PREFIX}default"
+CELERY_TASK_DEFAULT_QUEUE = QUEUE_DEFAULT
+CELERY_TASK_ROUTES = {
+    "classification.tasks.start_model_training": {"queue": QUEUE_TRAINING},
+    "classification.tasks.batch_job_run": {"queue": QUEUE_INFERENCE},
+}
+# A publish to a broker that is down fails in about a second with a clear 503, instead of the
+# default retry loop holding the request.
+CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECTION_TIMEOUT", default=2.0)
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5,
+}
+# Maintenance on a schedule (celery beat, started by start_m1.sh), so nothing depends on a cron
+# line someone forgot.
+MAINTENANCE_INTERVAL_SECONDS = env.float("MAINTENANCE_INTERVAL_SECONDS", default=60.0)
+CELERY_BEAT_SCHEDULE = {
+    "maintenance": {
+        "task": "core.tasks.maintenance_run",
+        "schedule": MAINTENANCE_INTERVAL_SECONDS,
+        "options": {"queue": QUEUE_DEFAULT, "expires": MAINTENANCE_INTERVAL_SECONDS},
+    },
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(LOG_DIR / "celerybeat-schedule")
+# Each worker writes a heartbeat row this often, from a thread, also while it trains.
+WORKER_HEARTBEAT_INTERVAL = env.float("WORKER_HEARTBEAT_INTERVAL", default=5.0)
+# A worker whose row is older than this is gone.
+WORKER_HEARTBEAT_TIMEOUT = env.float("WORKER_HEARTBEAT_TIMEOUT", default=30.0)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 # A solo worker that prefetched a second training would sit on it for hours while another
@@ -211,23 +255,54 @@ SPECTACULAR_SETTINGS = {
     "ENUM_ADD_EXPLICIT_BLANK_NULL_CHOICE": False,
 }
 
-# --- Security (production) ---------------------------------------------------------------------
-if not DEBUG:
-    SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
-    CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
-    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
-    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
-    SECURE_CONTENT_TYPE_NOSNIFF = True
-    SECURE_REFERRER_POLICY = "same-origin"
-    X_FRAME_OPTIONS = "DENY"
+# --- Security -----------------------------------------------------------------------------------
+# HTTPS=True once a TLS-terminating proxy serves the site (docs/deploy.md): cookies become Secure,
+# plain HTTP is redirected, HSTS is sent, and the proxy's X-Forwarded-Proto is trusted. Off by
+# default because start_m1.sh serves plain HTTP on 127.0.0.1, where Secure cookies never return.
+HTTPS = env.bool("HTTPS", default=False)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=HTTPS)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=HTTPS)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=HTTPS)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if HTTPS else 0)
+if HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 
-LOG_DIR = env.path("LOG_DIR", default=BASE_DIR / "logs")
+# Content-Security-Policy (django-csp): only this origin's scripts, styles and connections; the
+# vendored Chart.js and Swagger UI are served from /static/, so nothing else is needed.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+
+# Login throttling and lockout (django-axes) for the web login, the admin and /api/token/.
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_MINUTES", default=15.0) / 60.0  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+
+LOG_FORMAT = env.str("LOG_FORMAT", default="plain")  # "json" for log shippers
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "core.logjson.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

@@ -42,7 +42,7 @@ def test_a_queued_job_whose_message_was_lost_is_failed_and_can_be_queued_again(
     lost = queued_job(slice_dataset, user, "Lost", django_capture_on_commit_callbacks)
     assert broker_holds_task(task_id=lost.celery_task_id) is True
     # Redis restarted empty (only this run's queue, so a suite running beside us is unharmed).
-    redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(settings.CELERY_TASK_DEFAULT_QUEUE)
+    redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(settings.QUEUE_TRAINING)
     kept = queued_job(slice_dataset, user, "Kept", django_capture_on_commit_callbacks)
     fresh = queued_job(slice_dataset, user, "Fresh", django_capture_on_commit_callbacks)
     age(lost, 20)

@@ -61,7 +61,7 @@ def test_a_training_survives_a_redis_restart_and_the_worker_reconnects(
                                 MEDLITBOT_FAULT_INJECTION="slow_step=0.2"))
         # Not set as current: later tests must keep sending through the settings broker.
         producer = Celery("test-producer", broker=url, set_as_current=False)
-        producer.conf.task_default_queue = settings.CELERY_TASK_DEFAULT_QUEUE
+        producer.conf.task_default_queue = settings.QUEUE_TRAINING
         job = services.training_job_create(
             owner=user, dataset=slice_dataset, model_type="custom", name="Redis",
             config=tiny_bert_config(tiny_bert_dir, epochs=1),

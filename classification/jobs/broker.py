@@ -12,6 +12,7 @@ import json
 import logging
 
 from celery import current_app
+from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ def broker_holds_task(*, task_id: str) -> bool | None:
     app = current_app
     if not str(app.conf.broker_url or "").startswith(("redis://", "rediss://")):
         return None
-    queue = app.conf.task_default_queue or "celery"
+    queue = settings.QUEUE_TRAINING
     try:
         with app.connection_for_read() as conn:
             client = conn.default_channel.client

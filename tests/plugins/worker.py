@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -40,11 +41,23 @@ def worker_env(**extra: str) -> dict[str, str]:
     return env
 
 
-class WorkerProcess:
-    """One `celery worker --pool=solo` subprocess whose log the test can read."""
+def all_queues() -> tuple[str, ...]:
+    return (settings.QUEUE_TRAINING, settings.QUEUE_INFERENCE, settings.QUEUE_DEFAULT)
 
-    def __init__(self, log_path: Path, **env: str) -> None:
+
+class WorkerProcess:
+    """One `celery worker` subprocess whose log the test can read.
+
+    By default a solo worker on every queue; ``queues`` and ``pool`` start the split workers
+    that start_m1.sh runs (a solo training worker, a threaded inference worker).
+    """
+
+    def __init__(self, log_path: Path, *, queues: tuple[str, ...] | None = None,
+                 pool: str = "solo", concurrency: int = 1, **env: str) -> None:
         self.log_path = log_path
+        self.queues = queues or all_queues()
+        self.pool = pool
+        self.concurrency = concurrency
         self.env = env
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -58,7 +71,8 @@ class WorkerProcess:
         self.proc = subprocess.Popen(
             [
                 sys.executable, "-m", "celery", "-A", "medlitbot_project", "worker",
-                "--pool=solo", "--concurrency=1", "--without-gossip", "--without-mingle",
+                f"--pool={self.pool}", f"--concurrency={self.concurrency}",
+                f"--queues={','.join(self.queues)}", "--without-gossip", "--without-mingle",
                 "--optimization=fair", "--loglevel=INFO",
                 f"--hostname=test-{uuid.uuid4().hex[:8]}@%h",
             ],
@@ -93,21 +107,21 @@ class WorkerProcess:
 
 @pytest.fixture
 def clean_broker() -> None:
-    """Empty this run's queue so no message from an earlier test is consumed.
+    """Empty this run's queues so no message from an earlier test is consumed.
 
-    Only the queue: a flush of the whole DB would take messages from a suite running beside us.
+    Only the queues: a flush of the whole DB would take messages from a suite running beside us.
     """
     if settings.CELERY_BROKER_URL.startswith("redis://"):
-        redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(settings.CELERY_TASK_DEFAULT_QUEUE)
+        redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(*all_queues())
 
 
 @pytest.fixture
 def start_worker(transactional_db: None, clean_broker: None, tmp_path: Path) -> Iterator:
-    """Call `start_worker(**env)` to start a worker; every worker is stopped at teardown."""
+    """Call `start_worker(queues=..., pool=..., **env)`; every worker is stopped at teardown."""
     workers: list[WorkerProcess] = []
 
-    def start(**env: str) -> WorkerProcess:
-        worker = WorkerProcess(tmp_path / f"worker{len(workers)}.log", **env).start()
+    def start(**options: Any) -> WorkerProcess:
+        worker = WorkerProcess(tmp_path / f"worker{len(workers)}.log", **options).start()
         workers.append(worker)
         return worker
 

@@ -1,0 +1,57 @@
+"""Sending a task so that a broker outage is a clear answer, never a 500 or an orphaned row.
+
+Services create their row inside a transaction and send the task with ``task_send_on_commit``.
+If the broker cannot take the message, the caller's ``on_unreachable`` marks the row failed
+with ``UNREACHABLE_REASON`` and ``QueueUnavailable`` reaches the view, which answers 503
+(core.middleware.QueueUnavailableMiddleware, api.exceptions for DRF).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+UNREACHABLE_REASON = "The job queue is unreachable (is Redis running?); nothing was started."
+
+
+class QueueUnavailable(Exception):
+    """The broker refused or could not be reached; the message names what was not started."""
+
+    def __init__(self, message: str = UNREACHABLE_REASON) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def task_send(*, task: Any, args: tuple = (), kwargs: dict[str, Any] | None = None,
+              task_id: str | None = None) -> None:
+    """``apply_async`` that raises QueueUnavailable instead of the transport's own errors."""
+    try:
+        task.apply_async(args=args, kwargs=kwargs or {}, task_id=task_id)
+    except Exception as exc:  # kombu raises OperationalError, redis its own; all mean "not sent"
+        logger.warning("could not send %s (%s): %s", task.name, task_id, exc)
+        raise QueueUnavailable() from exc
+
+
+def task_send_on_commit(*, task: Any, args: tuple = (), kwargs: dict[str, Any] | None = None,
+                        task_id: str | None = None,
+                        on_unreachable: Callable[[str], None]) -> None:
+    """Send once the surrounding transaction commits; on failure call ``on_unreachable(reason)``.
+
+    The callback runs after the commit, so it must record the failure in a transaction of its
+    own (a conditional UPDATE is enough). The exception then propagates out of the atomic block
+    that registered this, to the view.
+    """
+
+    def send() -> None:
+        try:
+            task_send(task=task, args=args, kwargs=kwargs, task_id=task_id)
+        except QueueUnavailable as exc:
+            on_unreachable(exc.message)
+            raise
+
+    transaction.on_commit(send)
