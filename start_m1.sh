@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Start MedLitBot: install, configure, migrate, load the demo, then run the worker and the web
-# server until Ctrl-C. Safe to run again: every step skips what is already done.
+# Start MedLitBot: install, configure, migrate, load the demo, then run every process until
+# Ctrl-C: the web (gunicorn), the training worker (solo), the inference worker and celery beat.
+# Safe to run again: every step skips what is already done.
 set -euo pipefail
 
 cd "$(dirname "$0")"
@@ -45,6 +46,15 @@ if [ ! -f .env ]; then
     fi
     say "wrote .env from env.m1.example"
 fi
+# Production mode needs a secret of its own: made once, on first start, and kept in .env.
+if ! grep -qE '^SECRET_KEY=.{40,}' .env || grep -q '^SECRET_KEY=django-insecure' .env; then
+    KEY="$("$PY" -c 'import secrets; print(secrets.token_urlsafe(50))')"
+    grep -v '^SECRET_KEY=' .env > .env.tmp || true
+    printf 'SECRET_KEY=%s\n' "$KEY" >> .env.tmp
+    chmod 600 .env.tmp
+    mv .env.tmp .env
+    say "generated a random SECRET_KEY in .env"
+fi
 if [ "$PLATFORM" = "Darwin arm64" ]; then
     say "Apple Silicon: applying the M1 safety profile (CPU, one BLAS thread, no MPS fallback)"
     export PYTORCH_ENABLE_MPS_FALLBACK=0 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
@@ -75,6 +85,7 @@ if [ -z "${CELERY_BROKER_URL:-}" ] && ! redis_up; then
     fi
 fi
 export REDIS_URL
+PREFIX="${CELERY_QUEUE_PREFIX:-$(grep -E '^CELERY_QUEUE_PREFIX=' .env | cut -d= -f2- || true)}"
 
 # --- Database and demo -----------------------------------------------------------------------
 say "migrating the database"
@@ -86,38 +97,52 @@ say "migrating the database"
 PIDS=()
 stop_all() {
     trap - INT TERM EXIT
-    say "stopping (worker and web server)"
+    say "stopping (web, workers, beat)"
     for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     say "stopped"
 }
 trap stop_all INT TERM EXIT
 
-"$PY" -m celery -A medlitbot_project worker --pool=solo --concurrency=1 --without-gossip \
-    --without-mingle --optimization=fair --loglevel=INFO --logfile="$ROOT/logs/celery_m1.log" \
-    >> logs/celery_m1.log 2>&1 &
+CELERY=("$PY" -m celery -A medlitbot_project)
+# Training: one job at a time on a solo pool (the training itself runs in a supervised child).
+"${CELERY[@]}" worker --pool=solo --concurrency=1 --queues="${PREFIX}training" \
+    --hostname="training@%h" --without-gossip --without-mingle --optimization=fair \
+    --loglevel=INFO >> logs/celery_training.log 2>&1 &
 PIDS+=($!)
-"$PY" manage.py runserver "$HOST:$PORT" --noreload >> logs/django.log 2>&1 &
+# Batches and maintenance: never behind a multi-hour training.
+"${CELERY[@]}" worker --pool=threads --concurrency="${INFERENCE_CONCURRENCY:-2}" \
+    --queues="${PREFIX}inference,${PREFIX}default" --hostname="inference@%h" \
+    --without-gossip --without-mingle --optimization=fair \
+    --loglevel=INFO >> logs/celery_inference.log 2>&1 &
+PIDS+=($!)
+"${CELERY[@]}" beat --loglevel=INFO --schedule="$ROOT/logs/celerybeat-schedule" \
+    >> logs/celery_beat.log 2>&1 &
+PIDS+=($!)
+# The web: gunicorn, sized from this machine (medlitbot_project/gunicorn_conf.py).
+WEB_BIND="$HOST:$PORT" "$VENV/bin/gunicorn" -c python:medlitbot_project.gunicorn_conf \
+    medlitbot_project.wsgi >> logs/gunicorn.log 2>&1 &
 PIDS+=($!)
 
-for _ in $(seq 1 100); do
-    "$PY" -c "import urllib.request; urllib.request.urlopen('http://$HOST:$PORT/accounts/login/', timeout=1)" 2>/dev/null && break
+for _ in $(seq 1 150); do
+    "$PY" -c "import urllib.request; urllib.request.urlopen('http://$HOST:$PORT/healthz', timeout=1)" 2>/dev/null && break
     sleep 0.2
 done
 
-WORKER="$("$PY" manage.py ping_worker --timeout 60 2>&1 | tail -1)" \
-    || warn "the worker did not answer: training jobs will wait in the queue (logs/celery_m1.log)"
-say "$WORKER"
+WORKERS="$("$PY" manage.py ping_worker --timeout 60 2>&1)" \
+    || warn "not every worker answered: jobs will wait in their queue (logs/celery_*.log)"
+say "$WORKERS"
 
 cat <<EOF
 
-  MedLitBot is running.
-    App:       http://$HOST:$PORT/
-    API docs:  http://$HOST:$PORT/api/docs
-    Admin:     http://$HOST:$PORT/admin/
-    Logs:      logs/django.log, logs/celery_m1.log
+  MedLitBot is running (production mode: gunicorn, DEBUG off).
+    App:       http://$HOST:$PORT/        (demo / medlitbot-demo)
+    API docs:  http://$HOST:$PORT/api/docs/
+    Ready:     http://$HOST:$PORT/readyz
+    Logs:      logs/access.log, logs/gunicorn.log, logs/celery_training.log,
+               logs/celery_inference.log, logs/celery_beat.log
   Press Ctrl-C to stop.
 
 EOF
 wait -n "${PIDS[@]}" || true
-say "a process exited (Ctrl-C, or see logs/); stopping the other"
+say "a process exited (Ctrl-C, or see logs/); stopping the others"

@@ -11,3 +11,11 @@ def worker_ping(token: str) -> None:
     WorkerPing.objects.get_or_create(
         token=token, defaults={"hostname": socket.gethostname(), "pid": os.getpid()}
     )
+
+
+@shared_task(ignore_result=True)
+def maintenance_run() -> None:
+    """Scheduled by celery beat (CELERY_BEAT_SCHEDULE); the steps live in core.maintenance."""
+    from core import maintenance
+
+    maintenance.maintenance_run()

@@ -1,6 +1,7 @@
 # Each area of the suite keeps its fixtures in a plugin module of its own.
 pytest_plugins = [
     "tests.plugins.worker",
+    "tests.plugins.server",
     "tests.plugins.accounts",
     "tests.plugins.engine",
     "tests.plugins.datasets",

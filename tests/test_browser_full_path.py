@@ -21,9 +21,9 @@ def shot(page, folder: Path, name: str) -> None:
     page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
 
 
-def train(page, live_server, folder: Path, *, model_type: str, name: str, timeout_s: float,
+def train(page, app_server, folder: Path, *, model_type: str, name: str, timeout_s: float,
           model_path: str = "") -> None:
-    page.goto(f"{live_server.url}/models/new/")
+    page.goto(f"{app_server.url}/models/new/")
     page.fill("#id_name", name)
     page.check(f'input[name="model_type"][value="{model_type}"]')
     page.check('input[name="preset"][value="quick"]')
@@ -53,7 +53,7 @@ def train(page, live_server, folder: Path, *, model_type: str, name: str, timeou
     assert page.is_hidden("#cancel-form")
 
 
-def test_upload_train_watch_and_classify(live_server, start_worker, chromium_browser,
+def test_upload_train_watch_and_classify(app_server, start_worker, chromium_browser,
                                          screenshot_dir, tiny_bert_dir) -> None:
     get_user_model().objects.create_user("demo", "demo@example.org", "demo-pass-123")
     start_worker()
@@ -62,17 +62,17 @@ def test_upload_train_watch_and_classify(live_server, start_worker, chromium_bro
     page.set_default_timeout(30_000)
 
     # Log in
-    page.goto(f"{live_server.url}/")
+    page.goto(f"{app_server.url}/")
     assert "/accounts/login/" in page.url
     shot(page, screenshot_dir, "01-login")
     page.fill("#id_username", "demo")
     page.fill("#id_password", "demo-pass-123")
     page.click("button:has-text('Log in')")
-    page.wait_for_url(f"{live_server.url}/")
+    page.wait_for_url(f"{app_server.url}/")
     assert page.inner_text("h1") == "Dashboard"
 
     # Upload the demo slice: preview with the detected columns, then create
-    page.goto(f"{live_server.url}/datasets/upload/")
+    page.goto(f"{app_server.url}/datasets/upload/")
     page.set_input_files("#id_file", str(DEMO))
     page.fill("#id_name", "Demo slice")
     page.click("button:has-text('Upload and preview')")
@@ -89,13 +89,13 @@ def test_upload_train_watch_and_classify(live_server, start_worker, chromium_bro
     dataset_url = page.url
 
     # Train the baseline and the tiny BERT, watching each to 100%
-    train(page, live_server, screenshot_dir, model_type="tfidf_logreg", name="TF-IDF baseline",
+    train(page, app_server, screenshot_dir, model_type="tfidf_logreg", name="TF-IDF baseline",
           timeout_s=180)
     page.wait_for_timeout(600)  # the bar's width transition (0.4 s) must end first
     assert page.is_visible("#loss-empty")  # a one-pass baseline says why it has no loss curve
     shot(page, screenshot_dir, "05-job-tfidf-done")
     tfidf_job_url = page.url
-    train(page, live_server, screenshot_dir, model_type="custom", name="Tiny BERT",
+    train(page, app_server, screenshot_dir, model_type="custom", name="Tiny BERT",
           timeout_s=480, model_path=str(tiny_bert_dir))
     page.wait_for_timeout(500)
     shot(page, screenshot_dir, "06-job-tinybert-done")
@@ -134,7 +134,7 @@ def test_upload_train_watch_and_classify(live_server, start_worker, chromium_bro
     assert len(lines) >= 201
 
     # Compare both models, and the dashboard
-    page.goto(f"{live_server.url}/models/")
+    page.goto(f"{app_server.url}/models/")
     for box in page.locator('input[name="ids"]').all():
         box.check()
     page.click("button:has-text('Compare selected')")
@@ -142,10 +142,10 @@ def test_upload_train_watch_and_classify(live_server, start_worker, chromium_bro
     page.wait_for_timeout(500)
     shot(page, screenshot_dir, "09-compare")
     compare_url = page.url
-    page.goto(f"{live_server.url}/")
+    page.goto(f"{app_server.url}/")
     shot(page, screenshot_dir, "10-dashboard")
     # The interactive API docs render from the vendored Swagger UI, with no network
-    page.goto(f"{live_server.url}/api/docs/")
+    page.goto(f"{app_server.url}/api/docs/")
     page.wait_for_selector(".swagger-ui .info .title")
     assert "MedLitBot API" in page.inner_text(".swagger-ui .info .title")
     assert page.locator(".opblock").count() >= 10
@@ -155,7 +155,7 @@ def test_upload_train_watch_and_classify(live_server, start_worker, chromium_bro
     phone = chromium_browser.new_context(viewport={"width": 390, "height": 844},
                                          storage_state=context.storage_state())
     mobile = phone.new_page()
-    mobile.goto(f"{live_server.url}/")
+    mobile.goto(f"{app_server.url}/")
     assert mobile.is_visible("label.nav-toggle-label")
     assert mobile.is_hidden("nav.nav")
     shot(mobile, screenshot_dir, "11-phone-dashboard")
@@ -166,7 +166,7 @@ def test_upload_train_watch_and_classify(live_server, start_worker, chromium_bro
     for name, url in (("13-phone-job", tfidf_job_url), ("14-phone-dataset", dataset_url),
                       ("15-phone-new-model", "/models/new/"), ("16-phone-classify", "/classify/"),
                       ("17-phone-compare", compare_url)):
-        mobile.goto(url if url.startswith("http") else f"{live_server.url}{url}")
+        mobile.goto(url if url.startswith("http") else f"{app_server.url}{url}")
         mobile.wait_for_timeout(600)
         overflow = mobile.evaluate(
             "document.documentElement.scrollWidth - document.documentElement.clientWidth")

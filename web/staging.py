@@ -57,11 +57,22 @@ def upload_discard(*, owner_id: int, token: str) -> None:
         shutil.rmtree(_root(owner_id) / token, ignore_errors=True)
 
 
-def _purge_old(owner_id: int) -> None:
+def _purge_old(owner_id: int) -> int:
     root = _root(owner_id)
     if not root.is_dir():
-        return
+        return 0
     cutoff = time.time() - MAX_AGE_SECONDS
+    removed = 0
     for folder in root.iterdir():
         if folder.is_dir() and folder.stat().st_mtime < cutoff:
             shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def staging_purge_abandoned() -> int:
+    """Remove every owner's uploads that were previewed but never confirmed within a day."""
+    root = Path(settings.MEDIA_ROOT) / "staging"
+    if not root.is_dir():
+        return 0
+    return sum(_purge_old(int(owner.name)) for owner in root.iterdir() if owner.name.isdigit())
