@@ -212,7 +212,7 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"queue": QUEUE_DEFAULT, "expires": MAINTENANCE_INTERVAL_SECONDS},
     },
 }
-CELERY_BEAT_SCHEDULE_FILENAME = str(LOG_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE_FILENAME = str(Path(LOG_DIR) / "celerybeat-schedule")
 # Each worker writes a heartbeat row this often, from a thread, also while it trains.
 WORKER_HEARTBEAT_INTERVAL = env.float("WORKER_HEARTBEAT_INTERVAL", default=5.0)
 # A worker whose row is older than this is gone.
