@@ -1,17 +1,23 @@
 #!/usr/bin/env python
-"""Web benchmark: job-progress polling latency with 50 concurrent pollers while a job trains.
+"""Web benchmark against the production server: progress latency while a training and a batch run.
 
 It builds a throw-away database (SQLite in a temp folder unless --database-url is given), seeds
-a user with 100 datasets and 100 models, starts the server the way start_m1.sh does
-(`manage.py runserver --noreload`, threaded, here with DEBUG=False) and a real Celery worker,
-starts a real training (--train, default minilm on the 2,855-row demo file), and once it is in
-its training phase runs 50 polling clients against that job's progress endpoint, then the same
-clients back to back (a stress figure, no pause). The job is cancelled at the end.
+a user with 100 datasets and 100 models, and starts the processes the way start_m1.sh does:
+gunicorn with medlitbot_project/gunicorn_conf.py (DEBUG=False), a solo training worker and a
+threaded inference worker. Then:
+  1. batch throughput: a TF-IDF model is trained, and --batch-rows demo-like abstracts are
+     classified as a batch job on the inference worker (abstracts/s, end to end); with
+     --minilm-batch-rows, the same for a MiniLM fine-tuned briefly on a slice;
+  2. progress latency: a real training (--train, default minilm on the demo file) and a
+     --batch-rows TF-IDF batch run together while 50 clients poll the job's progress endpoint
+     once a second, then back to back (a stress figure). The job is cancelled at the end;
+  3. upload memory: a --upload-mb upload streamed to /datasets/upload/ and /api/datasets/,
+     with and without Content-Length, while the web processes' RSS is sampled.
 --simulate replaces the real training with a thread that writes the job row once a second.
 
     .venv/bin/python scripts/benchmark_web.py [--clients 50] [--seconds 20] [--train minilm]
 
-Needs Redis; the worker uses Redis DB --redis-db (default 14), which is flushed first. Prints
+Needs Redis; the workers use Redis DB --redis-db (default 14), which is flushed first. Prints
 the figures; the last line is JSON. Target: progress p99 < 50 ms. Page render times:
 scripts/benchmark_pages.py.
 """
@@ -269,10 +275,14 @@ def migrate_and_seed(env: dict[str, str], *, n_models: int, n_datasets: int) -> 
 
 
 def start_server(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, int]:
+    """gunicorn exactly as start_m1.sh starts it, on a free port."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-        cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+        [str(Path(sys.executable).parent / "gunicorn"), "-c",
+         "python:medlitbot_project.gunicorn_conf", "medlitbot_project.wsgi"],
+        cwd=ROOT, env={**env, "WEB_BIND": f"127.0.0.1:{port}",
+                       "WEB_ERROR_LOG": str(log), "WEB_ACCESS_LOG": str(log) + ".access"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
     )
     for _ in range(300):
         try:
@@ -293,12 +303,17 @@ def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
             proc.wait()
 
 
-def start_worker(env: dict[str, str], log: Path, *, nice: int = 0) -> subprocess.Popen:
+def start_worker(env: dict[str, str], log: Path, *, nice: int = 0,
+                 kind: str = "training") -> subprocess.Popen:
     # The training child inherits the worker's niceness: --worker-nice shows what running
     # training below the web server's priority does to the web's latency.
+    prefix = env.get("CELERY_QUEUE_PREFIX", "")
+    pool = (["--pool=solo", "--concurrency=1", f"--queues={prefix}training"]
+            if kind == "training" else
+            ["--pool=threads", "--concurrency=2", f"--queues={prefix}inference,{prefix}default"])
     proc = subprocess.Popen(
         [*(["nice", "-n", str(nice)] if nice else []), sys.executable, "-m", "celery",
-         "-A", "medlitbot_project", "worker", "--pool=solo", "--concurrency=1",
+         "-A", "medlitbot_project", "worker", *pool, f"--hostname={kind}@%h",
          "--without-gossip", "--without-mingle", "--loglevel=INFO"],
         cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
     )
@@ -363,6 +378,152 @@ def cancel(job_id: int) -> str:
     return job.status
 
 
+def demo_like_csv(path: Path, rows: int) -> Path:
+    """`rows` abstracts cycled from the demo file, each with an id, as a PubMed export has."""
+    import csv
+
+    with DEMO_FULL.open(encoding="utf-8", newline="") as handle:
+        source = list(csv.DictReader(handle))
+    with path.open("w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["pmid", "title", "abstract"])
+        for i in range(rows):
+            row = source[i % len(source)]
+            writer.writerow([30000000 + i, row.get("title", ""), row.get("abstract", "")])
+    return path
+
+
+def train_and_wait(model_type: str, config: dict, *, rows: int | None = None) -> int:
+    """A model trained by the training worker; returns its id."""
+    from django.contrib.auth import get_user_model
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from classification import services
+    from dataset_management.services import dataset_create_from_upload
+
+    owner = get_user_model().objects.get(username="bench")
+    data = DEMO_FULL.read_bytes()
+    if rows:
+        data = b"\n".join(data.splitlines()[: rows + 1]) + b"\n"
+    dataset = dataset_create_from_upload(
+        owner=owner, uploaded_file=SimpleUploadedFile(DEMO_FULL.name, data),
+        name=f"{model_type} training data",
+    )
+    job = services.training_job_create(owner=owner, dataset=dataset, model_type=model_type,
+                                       name=f"Batch {model_type}", config=config)
+    deadline = time.monotonic() + 1800
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if not job.is_active:
+            if job.status != "completed":
+                raise SystemExit(f"{model_type} training ended {job.status}: {job.reason}")
+            return job.ml_model_id
+        time.sleep(1)
+    raise SystemExit(f"{model_type} training did not finish within 30 min")
+
+
+def batch_submit(model_id: int, csv_path: Path):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from classification.batches import services as batch_services
+    from classification.models import MLModel
+
+    model = MLModel.objects.get(pk=model_id)
+    upload = SimpleUploadedFile(csv_path.name, csv_path.read_bytes(), "text/csv")
+    return batch_services.batch_job_create(owner=model.owner, ml_model=model,
+                                           uploaded_file=upload)
+
+
+def batch_wait(batch, timeout: float = 3600) -> dict[str, float]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        batch.refresh_from_db()
+        if batch.status not in ("queued", "running"):
+            break
+        time.sleep(0.5)
+    if batch.status != "completed":
+        raise SystemExit(f"batch ended {batch.status}: {batch.reason}")
+    seconds = (batch.finished_at - batch.created_at).total_seconds()
+    return {"rows": batch.total, "seconds": round(seconds, 1),
+            "abstracts_per_s": round(batch.total / seconds, 1)}
+
+
+def upload_peak_rss(port: int, cookie: str, server: subprocess.Popen, *, megabytes: int,
+                    path: str, token: str | None, chunked: bool) -> dict[str, float]:
+    """Stream `megabytes` of multipart body to `path`; sample the web processes' RSS meanwhile."""
+    import psutil
+
+    def rss() -> int:
+        procs = [psutil.Process(server.pid), *psutil.Process(server.pid).children()]
+        return sum(p.memory_info().rss for p in procs if p.is_running())
+
+    boundary = "medlitbotbench"
+    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+            f'filename="huge.csv"\r\nContent-Type: text/csv\r\n\r\ntitle,abstract\r\n').encode()
+    tail = f"\r\n--{boundary}--\r\n".encode()
+    chunk = b"Heart failure,An abstract about the heart and the brain.\r\n" * 16384
+    total = len(head) + len(tail) + megabytes * 2**20
+    headers = {"Content-Type": f"multipart/form-data; boundary={boundary}", "Cookie": cookie}
+    if token:
+        headers["Authorization"] = f"Token {token}"
+    if chunked:
+        headers["Transfer-Encoding"] = "chunked"
+    else:
+        headers["Content-Length"] = str(total)
+    before, peak, stop = rss(), [0], threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], rss())
+            stop.wait(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    start = time.perf_counter()
+    status, sent = 0, 0
+    try:
+        conn.putrequest("POST", path)
+        for key, value in headers.items():
+            conn.putheader(key, value)
+        conn.endheaders()
+
+        def send(data: bytes) -> None:
+            conn.send(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+
+        send(head)
+        sent = len(head)
+        while sent < total - len(tail):
+            piece = chunk[: total - len(tail) - sent]
+            send(piece)
+            sent += len(piece)
+        send(tail)
+        if chunked:
+            conn.send(b"0\r\n\r\n")
+        status = conn.getresponse().status
+    except (BrokenPipeError, ConnectionResetError):
+        # The server answered and closed while the body was still arriving: read the answer.
+        try:
+            status = conn.getresponse().status
+        except Exception:
+            status = -1
+    finally:
+        conn.close()
+        stop.set()
+        sampler.join()
+    return {"status": status, "sent_mb": round(sent / 2**20, 1),
+            "seconds": round(time.perf_counter() - start, 2),
+            "rss_before_mb": round(before / 2**20, 1), "rss_peak_mb": round(peak[0] / 2**20, 1),
+            "rss_growth_mb": round((peak[0] - before) / 2**20, 1)}
+
+
+def api_token() -> str:
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    return Token.objects.get_or_create(user=get_user_model().objects.get(username="bench"))[0].key
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=50)
@@ -371,10 +532,15 @@ def main() -> int:
                         help="seconds between one client's polls (the job page uses 1.5)")
     parser.add_argument("--train", default="minilm", help="model type of the real training")
     parser.add_argument("--simulate", action="store_true",
-                        help="no worker: a thread writes the job row once a second")
+                        help="no training worker: a thread writes the job row once a second")
+    parser.add_argument("--batch-rows", type=int, default=10000,
+                        help="abstracts in the TF-IDF batch (0: no batch)")
+    parser.add_argument("--minilm-batch-rows", type=int, default=0,
+                        help="abstracts for a MiniLM batch-throughput figure (0: skip)")
+    parser.add_argument("--upload-mb", type=int, default=1024,
+                        help="size of the oversized upload (0: skip)")
     parser.add_argument("--worker-nice", type=int, default=0,
-                        help="run the worker (and so the training) at this niceness; 0 = as "
-                        "start_m1.sh runs it")
+                        help="run the training worker at this niceness; 0 = as start_m1.sh does")
     parser.add_argument("--redis-db", type=int, default=14)
     parser.add_argument("--database-url", default=None, help="default: a temp SQLite file")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
@@ -383,23 +549,41 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="medlitbot-bench-"))
     env = configure_env(scratch, args.database_url)
     env["REDIS_URL"] = env["CELERY_BROKER_URL"] = f"redis://127.0.0.1:6379/{args.redis_db}"
+    env["CELERY_QUEUE_PREFIX"] = "bench-"
     ids = migrate_and_seed(env, n_models=100, n_datasets=100)
-    server = worker = None
+    procs: list[subprocess.Popen] = []
     stop = threading.Event()
     writer: Writer | None = None
+    throughput: dict[str, dict] = {}
+    uploads: dict[str, dict] = {}
+    job_id = None
     try:
+        import redis
+
+        redis.Redis.from_url(env["REDIS_URL"]).flushdb()  # stale messages name other DBs
+        procs.append(start_worker(env, scratch / "inference.log", kind="inference"))
+        if not args.simulate or args.batch_rows:
+            procs.append(start_worker(env, scratch / "training.log", nice=args.worker_nice))
+        server, port = start_server(env, scratch / "server.log")
+        procs.append(server)
+        batch_file = demo_like_csv(scratch / "batch.csv", args.batch_rows or 1)
+        tfidf_id = None
+        if args.batch_rows:
+            tfidf_id = train_and_wait("tfidf_logreg", {})
+            throughput["tfidf_logreg"] = batch_wait(batch_submit(tfidf_id, batch_file))
+        if args.minilm_batch_rows:
+            minilm_file = demo_like_csv(scratch / "batch-minilm.csv", args.minilm_batch_rows)
+            minilm_id = train_and_wait("minilm", {"epochs": 1, "batch_size": 16,
+                                                  "max_length": 256}, rows=200)
+            throughput["minilm"] = batch_wait(batch_submit(minilm_id, minilm_file))
         if args.simulate:
             job_id = ids["job"]
             writer = Writer(job_id, stop)
             writer.start()
         else:
-            import redis
-
-            redis.Redis.from_url(env["REDIS_URL"]).flushdb()  # stale messages name other DBs
-            worker = start_worker(env, scratch / "worker.log", nice=args.worker_nice)
             job_id = start_training(args.train)
+        concurrent_batch = batch_submit(tfidf_id, batch_file) if tfidf_id else None
         before = job_state(job_id)
-        server, port = start_server(env, scratch / "server.log")
         cookie = login(port)
         path = f"/jobs/{job_id}/progress/"
         request(port, path, cookie)
@@ -409,18 +593,29 @@ def main() -> int:
                       seconds=min(10.0, args.seconds), interval=0.0)
         after = job_state(job_id)
         load = os.getloadavg()
+        if concurrent_batch is not None:
+            throughput["tfidf_logreg_beside_training"] = batch_wait(concurrent_batch)
+        if args.upload_mb:
+            token = api_token()
+            for name, target, auth, chunked in (
+                ("web", "/datasets/upload/", None, False),
+                ("web_chunked", "/datasets/upload/", None, True),
+                ("api", "/api/datasets/", token, False),
+                ("api_chunked", "/api/datasets/", token, True),
+            ):
+                uploads[name] = upload_peak_rss(port, cookie, server, megabytes=args.upload_mb,
+                                                path=target, token=auth, chunked=chunked)
     finally:
         stop.set()
-        final = cancel(job_id) if worker is not None and "job_id" in locals() else "-"
-        for proc in (server, worker):
-            if proc is not None:
-                stop_process(proc, signal.SIGTERM)
+        final = cancel(job_id) if job_id and not args.simulate else "-"
+        for proc in procs:
+            stop_process(proc, signal.SIGTERM)
 
     db = "sqlite" if not args.database_url else args.database_url.split(":", 1)[0]
-    print(f"Server: manage.py runserver --noreload (threaded), DEBUG=False, {db}, "
+    print(f"Server: gunicorn (medlitbot_project/gunicorn_conf.py), DEBUG=False, {db}, "
           f"{os.cpu_count()} CPUs; seeded 100 models and 100 datasets")
     # Other processes on the machine show up in the tail; say how busy it was.
-    print(f"Load average (1, 5, 15 min) at the end: {', '.join(f'{x:.2f}' for x in load)}")
+    print(f"Load average (1, 5, 15 min) after polling: {', '.join(f'{x:.2f}' for x in load)}")
     if writer is not None:
         print(f"Simulated training: the job row was written {writer.writes} times "
               f"(errors {writer.errors})")
@@ -429,14 +624,22 @@ def main() -> int:
               f"step {before['current_step']} -> "
               f"{after['current_step']} of {after['total_steps']} during the measurement "
               f"({after['status']}, {after['phase']}); cancelled afterwards -> {final}")
+    for name, figures in throughput.items():
+        print(f"Batch {name}: {figures['rows']} abstracts in {figures['seconds']} s = "
+              f"{figures['abstracts_per_s']} abstracts/s (queued to CSV written)")
     print(f"\nProgress endpoint, {args.clients} clients each polling every {args.interval:g} s "
-          f"for {args.seconds:g} s:")
+          f"for {args.seconds:g} s (training and a {args.batch_rows}-abstract batch running):")
     print(f"  {paced['requests']} requests ({paced['rps']}/s), failures {paced['failures']}, "
           f"p50 {paced['p50_ms']} ms, p95 {paced['p95_ms']} ms, p99 {paced['p99_ms']} ms, "
           f"max {paced['max_ms']} ms  -> target p99 < 50 ms: "
           f"{'PASS' if paced['p99_ms'] < 50 else 'FAIL'}")
     print(f"Stress (same {args.clients} clients back to back, no pause): {stress['rps']}/s, "
           f"p50 {stress['p50_ms']} ms, p99 {stress['p99_ms']} ms, failures {stress['failures']}")
+    for name, figures in uploads.items():
+        print(f"Upload {args.upload_mb} MB to {name}: HTTP {figures['status']} after "
+              f"{figures['sent_mb']} MB sent, {figures['seconds']} s; web RSS "
+              f"{figures['rss_before_mb']} -> peak {figures['rss_peak_mb']} MB "
+              f"(+{figures['rss_growth_mb']} MB)")
     if not args.keep:
         shutil.rmtree(scratch, ignore_errors=True)
     else:
@@ -447,6 +650,7 @@ def main() -> int:
         "training": "simulated" if writer else args.train,
         "steps_during_measurement": None if writer else
         after["current_step"] - before["current_step"],
+        "batch_throughput": throughput, "uploads": uploads,
         "target_progress_p99_ms": 50, "progress_p99_pass": paced["p99_ms"] < 50,
         "worker_nice": args.worker_nice, "loadavg": [round(x, 2) for x in load],
     }))
