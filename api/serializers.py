@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from classification.batches.selectors import batch_job_progress
 from classification.ml_models import REGISTRY
-from classification.models import MLModel, TrainingJob
+from classification.models import BatchJob, MLModel, TrainingJob
 from dataset_management.models import Dataset
 
 
@@ -129,6 +130,9 @@ class ArticleSerializer(serializers.Serializer):
 
 
 class PredictInputSerializer(serializers.Serializer):
+    """Up to SYNC_PREDICT_MAX_TEXTS texts are classified inline (200); more become a batch job
+    on the inference worker (202 with the batch and its Location)."""
+
     text = serializers.CharField(required=False, help_text="One text to classify.")
     texts = serializers.ListField(child=serializers.CharField(), required=False, max_length=1000,
                                   help_text="Many texts (up to 1000).")
@@ -156,6 +160,14 @@ class PredictInputSerializer(serializers.Serializer):
             f"{a['title'].strip()}\n\n{a['abstract'].strip()}".strip() for a in data["articles"]
         ]
 
+    def records_for_batch(self) -> list[dict[str, str]]:
+        """The same input as rows a batch file holds: {"text"} or {"title", "abstract"}."""
+        data = self.validated_data
+        if data.get("articles"):
+            return [{"title": a["title"].strip(), "abstract": a["abstract"].strip()}
+                    for a in data["articles"]]
+        return [{"text": text} for text in self.texts_to_classify()]
+
 
 class PredictionSerializer(serializers.Serializer):
     labels = serializers.ListField(child=serializers.CharField())
@@ -165,3 +177,60 @@ class PredictionSerializer(serializers.Serializer):
 class PredictOutputSerializer(serializers.Serializer):
     model = serializers.IntegerField()
     predictions = PredictionSerializer(many=True)
+
+
+class BatchUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        help_text="Articles in any format a dataset import reads (CSV, TSV, XLSX, JSON, JSONL, "
+        "RIS, nbib), with a title or abstract column; an id/pmid column is carried over.",
+    )
+
+
+class BatchJobOutputSerializer(serializers.ModelSerializer):
+    """A batch classification: poll `url` until `is_active` is false, then fetch `result_url`."""
+
+    id = serializers.UUIDField(format="hex", read_only=True)
+    model = serializers.IntegerField(source="ml_model_id", read_only=True)
+    model_name = serializers.CharField(source="ml_model.name", read_only=True)
+    progress = serializers.SerializerMethodField()
+    eta_seconds = serializers.SerializerMethodField()
+    phase_display = serializers.SerializerMethodField()
+    is_active = serializers.BooleanField(read_only=True)
+    url = serializers.SerializerMethodField()
+    result_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = BatchJob
+        fields = [
+            "id", "model", "model_name", "status", "filename", "total", "processed", "skipped",
+            "progress", "eta_seconds", "phase_display", "is_active", "cancel_requested",
+            "reason", "created_at", "started_at", "finished_at", "updated_at", "url",
+            "result_url",
+        ]
+
+    def _progress(self, obj: BatchJob) -> dict:
+        cache = self.context.setdefault("_progress", {})
+        if obj.pk not in cache:
+            cache[obj.pk] = batch_job_progress(batch=obj)
+        return cache[obj.pk]
+
+    def get_progress(self, obj: BatchJob) -> float:
+        return self._progress(obj)["progress"]
+
+    def get_eta_seconds(self, obj: BatchJob) -> float | None:
+        return self._progress(obj)["eta_seconds"]
+
+    def get_phase_display(self, obj: BatchJob) -> str:
+        return self._progress(obj)["phase_display"]
+
+    def get_url(self, obj: BatchJob) -> str:
+        from django.urls import reverse
+
+        return reverse("api:batch_detail", args=[obj.pk.hex])
+
+    def get_result_url(self, obj: BatchJob) -> str | None:
+        from django.urls import reverse
+
+        if obj.status != BatchJob.Status.COMPLETED:
+            return None
+        return reverse("api:batch_result", args=[obj.pk.hex])

@@ -1,19 +1,28 @@
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
-from rest_framework.authtoken.views import obtain_auth_token
 
 from api import views
+from api.auth import TokenObtainApi
 from api.docs import OfflineSwaggerView
 
 app_name = "api"
 urlpatterns = [
-    path("token/", obtain_auth_token, name="token"),
+    path("token/", TokenObtainApi.as_view(), name="token"),
     path("datasets/", views.DatasetListCreateApi.as_view(), name="dataset_list"),
     path("datasets/<int:pk>/", views.DatasetDetailApi.as_view(), name="dataset_detail"),
     path("models/", views.ModelListCreateApi.as_view(), name="model_list"),
     path("models/<int:pk>/", views.ModelDetailApi.as_view(), name="model_detail"),
     path("models/<int:pk>/metrics/", views.ModelMetricsApi.as_view(), name="model_metrics"),
     path("models/<int:pk>/predict/", views.ModelPredictApi.as_view(), name="model_predict"),
+    path("models/<int:pk>/batches/", views.ModelBatchCreateApi.as_view(), name="model_batches"),
+    path("batches/", views.BatchListApi.as_view(), name="batch_list"),
+    # Batch ids are UUIDs written as 32 hex characters, as in the web pages' URLs.
+    re_path(r"^batches/(?P<batch_id>[0-9a-f]{32})/$", views.BatchDetailApi.as_view(),
+            name="batch_detail"),
+    re_path(r"^batches/(?P<batch_id>[0-9a-f]{32})/cancel/$", views.BatchCancelApi.as_view(),
+            name="batch_cancel"),
+    re_path(r"^batches/(?P<batch_id>[0-9a-f]{32})/result/$", views.BatchResultApi.as_view(),
+            name="batch_result"),
     path("jobs/", views.JobListCreateApi.as_view(), name="job_list"),
     path("jobs/<int:pk>/", views.JobStatusApi.as_view(), name="job_status"),
     path("jobs/<int:pk>/cancel/", views.JobCancelApi.as_view(), name="job_cancel"),

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db.models import Prefetch
+from django.http import FileResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
@@ -13,7 +14,10 @@ from rest_framework.views import APIView
 
 from api import serializers as s
 from classification import ml_models, services
-from classification.models import MLModel, TrainingJob
+from classification.batches import selectors as batch_selectors
+from classification.batches import services as batch_services
+from classification.models import BatchJob, MLModel, TrainingJob
+from classification.views.batches import result_download_name
 from classification.views.jobs import PROGRESS_FIELDS, progress_payload
 from dataset_management import selectors as dataset_selectors
 from dataset_management import services as dataset_services
@@ -158,22 +162,138 @@ class ModelMetricsApi(APIView):
 
 
 class ModelPredictApi(APIView):
-    """Classify one text (`text`), many (`texts`) or title+abstract pairs (`articles`)."""
+    """Classify one text (`text`), many (`texts`) or title+abstract pairs (`articles`).
+
+    Up to SYNC_PREDICT_MAX_TEXTS (default 64) texts are answered inline with 200. More become a
+    batch job on the inference worker: 202 with the batch, its `Location`, and a `result_url`
+    (the CSV) to fetch once its status is `completed`.
+    """
 
     parser_classes = [JSONParser]
 
-    @extend_schema(request=s.PredictInputSerializer, responses=s.PredictOutputSerializer)
+    @extend_schema(request=s.PredictInputSerializer, responses={
+        200: s.PredictOutputSerializer, 202: s.BatchJobOutputSerializer,
+    })
     def post(self, request: Request, pk: int) -> Response:
         model = _owned_model(request, pk)
         if not model.is_trained:
             raise ValidationError({"detail": "This model is not trained yet."})
         data = s.PredictInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        texts = data.texts_to_classify()
+        if len(texts) > settings.SYNC_PREDICT_MAX_TEXTS:
+            return self._as_batch(request, model, data, texts)
         try:
-            predictions = services.mlmodel_predict(ml_model=model, texts=data.texts_to_classify())
+            predictions = services.mlmodel_predict(ml_model=model, texts=texts)
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response({"model": model.pk, "predictions": predictions})
+
+    def _as_batch(self, request: Request, model: MLModel, data: s.PredictInputSerializer,
+                  texts: list[str]) -> Response:
+        # The same refusal the inline path gives, before anything is queued.
+        empty = [i for i, text in enumerate(texts, start=1) if not text.strip()]
+        if empty:
+            raise ValidationError({"detail": f"Text {empty[0]} of {len(texts)} is empty; every "
+                                             "text needs a title or an abstract."})
+        try:
+            batch = batch_services.batch_job_create_from_records(
+                owner=request.user, ml_model=model, records=data.records_for_batch(),
+                filename="predict-request",
+            )
+        except batch_services.BatchError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return _batch_accepted(request, batch, detail=(
+            f"{len(texts)} texts are more than {settings.SYNC_PREDICT_MAX_TEXTS} "
+            "(SYNC_PREDICT_MAX_TEXTS), so they are classified as a batch job: poll `url` until "
+            "`is_active` is false, then fetch `result_url` (CSV)."
+        ))
+
+
+# --- Batches --------------------------------------------------------------------------------------
+
+
+def _batch_accepted(request: Request, batch: BatchJob, *, detail: str = "") -> Response:
+    body = s.BatchJobOutputSerializer(batch).data
+    if detail:
+        body = {**body, "detail": detail}
+    response = Response(body, status=status.HTTP_202_ACCEPTED)
+    response["Location"] = request.build_absolute_uri(body["url"])
+    return response
+
+
+def _owned_batch(request: Request, batch_id: str) -> BatchJob:
+    batch = batch_selectors.batch_job_get(owner=request.user, batch_id=batch_id)
+    if batch is None:
+        raise NotFound("No such batch.")
+    return batch
+
+
+class ModelBatchCreateApi(APIView):
+    """POST a file of articles (multipart `file`): it is classified on the inference worker."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request=s.BatchUploadSerializer, responses={202: s.BatchJobOutputSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        model = _owned_model(request, pk)
+        data = s.BatchUploadSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            batch = batch_services.batch_job_create(
+                owner=request.user, ml_model=model, uploaded_file=data.validated_data["file"]
+            )
+        except batch_services.BatchError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return _batch_accepted(request, batch)
+
+
+class BatchListApi(generics.ListAPIView):
+    """Your batch classifications, newest first."""
+
+    serializer_class = s.BatchJobOutputSerializer
+
+    def get_queryset(self):
+        return batch_selectors.batch_job_list(owner=self.request.user)
+
+
+class BatchDetailApi(APIView):
+    """One batch: cheap enough to poll every second."""
+
+    @extend_schema(responses=s.BatchJobOutputSerializer)
+    def get(self, request: Request, batch_id: str) -> Response:
+        return Response(s.BatchJobOutputSerializer(_owned_batch(request, batch_id)).data)
+
+
+class BatchCancelApi(APIView):
+    @extend_schema(request=None, responses={202: s.BatchJobOutputSerializer})
+    def post(self, request: Request, batch_id: str) -> Response:
+        batch = _owned_batch(request, batch_id)
+        if not batch.is_active:
+            raise ValidationError({"detail": f"The batch is {batch.status}; only queued or "
+                                             "running batches can be cancelled."})
+        batch = batch_services.batch_job_cancel(batch=batch)
+        return Response(s.BatchJobOutputSerializer(batch).data, status=status.HTTP_202_ACCEPTED)
+
+
+class BatchResultApi(APIView):
+    """The finished CSV: one row per article in file order, labels and probabilities."""
+
+    @extend_schema(responses={
+        (200, "text/csv"): OpenApiResponse(description="The predictions as CSV"),
+        409: OpenApiResponse(description="The batch has not completed"),
+    })
+    def get(self, request: Request, batch_id: str) -> HttpResponseBase:
+        batch = _owned_batch(request, batch_id)
+        path = batch_selectors.batch_job_result_file(batch=batch)
+        if path is None:
+            return Response(
+                {"detail": f"The batch is {batch.status}; the CSV exists once it is completed.",
+                 "status": batch.status},
+                status=status.HTTP_409_CONFLICT,
+            )
+        return FileResponse(path.open("rb"), as_attachment=True, content_type="text/csv",
+                            filename=result_download_name(batch))
 
 
 # --- Jobs ---------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ list, e.g. ``"hang_in_loading"`` or ``"slow_step=0.3,hang_in_step"``:
 - ``crash_in_<point>``: SIGKILL ourselves (what the kernel's OOM killer does)
 - ``raise_in_<point>``: raise RuntimeError (an ordinary bug)
 - ``slow_step=<seconds>``: sleep this long in every training step (time to act mid-epoch)
+- ``slow_save=<seconds>``: sleep this long inside every checkpoint save (a slow disk); the sleep
+  falls within the save the engine times, so it counts as save time everywhere
 - ``ignore_cancel``: never honour cancel_requested (tests the grace-period kill)
 
 Points: ``loading`` (model loading) and ``step`` (the first training step).
@@ -57,6 +59,12 @@ def maybe_hang(point: str) -> None:
 
 def step_delay() -> None:
     value = active_faults().get("slow_step")
+    if value:
+        time.sleep(float(value))
+
+
+def save_delay() -> None:
+    value = active_faults().get("slow_save")
     if value:
         time.sleep(float(value))
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.conf import settings
@@ -183,3 +184,108 @@ class TrainingJob(models.Model):
         if self.heartbeat_at is None:
             return None
         return (timezone.now() - self.heartbeat_at).total_seconds()
+
+
+class BatchJobQuerySet(models.QuerySet["BatchJob"]):
+    def active(self) -> BatchJobQuerySet:
+        return self.filter(status__in=BatchJob.ACTIVE_STATUSES)
+
+    def owned_by(self, owner: Any) -> BatchJobQuerySet:
+        return self.filter(owner=owner)
+
+    def transition(
+        self, pk: Any, *, source: str | list[str], target: str, **fields: Any
+    ) -> bool:
+        """Move one batch from `source` to `target` with one conditional UPDATE.
+
+        True only when exactly this call changed the row: a duplicate delivery, a reaper that
+        lost the race to the runner, or a cancel that came after the end changes nothing.
+        """
+        sources = [source] if isinstance(source, str) else list(source)
+        for state in sources:
+            if target not in BatchJob.TRANSITIONS.get(state, ()):
+                raise ValueError(f"Illegal batch transition {state} -> {target}")
+        fields.setdefault("updated_at", timezone.now())
+        changed = self.filter(pk=pk, status__in=sources).update(status=target, **fields)
+        return changed == 1
+
+
+class BatchJob(models.Model):
+    """A file of articles classified in the background on the inference worker.
+
+    The id is a random UUID, shown as 32 hex characters in URLs and folder names, so a batch
+    address reveals nothing and cannot be guessed (reads are owner-scoped besides).
+
+    Allowed transitions (each one conditional ``UPDATE ... WHERE id=? AND status=?``)::
+
+        queued  -> running      the inference worker claimed it (exactly once)
+        queued  -> cancelled    cancelled before a worker picked it up
+        queued  -> failed       the broker could not take the message; nothing will run it
+        running -> completed    result.csv written (temp file + os.replace)
+        running -> failed       unreadable file, an error, or its worker died (the reaper)
+        running -> cancelled    cancel_requested honoured between two chunks
+
+    None of the ends can be left: a batch is cheap to start again, so there is no resume.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    TRANSITIONS: dict[str, frozenset[str]] = {
+        Status.QUEUED: frozenset({Status.RUNNING, Status.CANCELLED, Status.FAILED}),
+        Status.RUNNING: frozenset({Status.COMPLETED, Status.FAILED, Status.CANCELLED}),
+        Status.COMPLETED: frozenset(),
+        Status.FAILED: frozenset(),
+        Status.CANCELLED: frozenset(),
+    }
+    ACTIVE_STATUSES = (Status.QUEUED, Status.RUNNING)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="batch_jobs"
+    )
+    ml_model = models.ForeignKey(MLModel, on_delete=models.CASCADE, related_name="batch_jobs")
+    status = models.CharField(
+        max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True
+    )
+    # The name the person uploaded, for display and for the reader's format sniffing; it is
+    # never part of a path on disk.
+    filename = models.CharField(max_length=255)
+    # Both relative to MEDIA_ROOT, under batches/<owner id>/<batch id>/.
+    input_path = models.CharField(max_length=500, blank=True)
+    result_path = models.CharField(max_length=500, blank=True)
+    total = models.PositiveIntegerField(null=True, blank=True)  # None while counting
+    processed = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    reason = models.TextField(blank=True)
+    cancel_requested = models.BooleanField(default=False)
+
+    celery_task_id = models.CharField(max_length=255, blank=True)
+    worker_host = models.CharField(max_length=255, blank=True)
+    worker_pid = models.PositiveIntegerField(null=True, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Every progress write moves it: the reaper reads it as the runner's heartbeat.
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = BatchJobQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["owner", "-created_at"]),
+            models.Index(fields=["status", "worker_host"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"Batch {self.pk.hex} ({self.status}) with model {self.ml_model_id}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE_STATUSES

@@ -27,3 +27,20 @@ def training_jobs_stuck(*, stale_seconds: float) -> list[JobCheck]:
 
 def mlmodel_get(*, model_id: int) -> MLModel | None:
     return MLModel.objects.select_related("dataset").filter(pk=model_id).first()
+
+
+def training_job_queue_positions() -> dict[int, int]:
+    """Each queued job's place in the training queue (1 = next to start), oldest first.
+
+    "Oldest" is when the job entered the queue: a queued row's `updated_at` is set by its
+    creation or by the resume that re-queued it (nothing else writes a queued row), and the
+    broker hands messages out in the order they were sent. So a job resumed today waits behind
+    one created an hour ago, as it does in Redis. The queue is shared by every user, so the
+    position counts other people's jobs too (without revealing anything else about them).
+    """
+    ids = (
+        TrainingJob.objects.filter(status=TrainingJob.Status.QUEUED)
+        .order_by("updated_at", "pk")
+        .values_list("pk", flat=True)
+    )
+    return {pk: position for position, pk in enumerate(ids, start=1)}

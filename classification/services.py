@@ -6,6 +6,7 @@ tasks call only the functions exported here.
 
 from __future__ import annotations
 
+from classification.jobs.cleanup import mlmodel_delete
 from classification.jobs.lifecycle import (
     training_job_cancel,
     training_job_claim,
@@ -26,6 +27,7 @@ from classification.jobs.reaper import (
 from classification.jobs.supervisor import training_job_run
 
 __all__ = [
+    "mlmodel_delete",
     "mlmodel_evaluate_file",
     "mlmodel_evaluate_upload",
     "mlmodel_predict",

@@ -39,3 +39,25 @@ def reconcile_jobs_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
         services.training_jobs_reconcile_on_worker_start()
     except Exception:  # a reconciliation bug must never stop the worker from starting
         logger.exception("reconciling training jobs at worker start failed")
+
+
+# Acked on receipt, like training: a batch whose worker dies is failed by the reaper (or the next
+# worker start) with a plain reason, never silently run a second time by a redelivery.
+@shared_task(name="classification.tasks.batch_job_run", ignore_result=True, acks_late=False)
+def batch_job_run(batch_id: str) -> str | None:
+    """Classify one queued batch on the inference worker (routed by CELERY_TASK_ROUTES)."""
+    from classification.batches import services
+
+    return services.batch_job_run(batch_id=batch_id)
+
+
+@worker_ready.connect
+def reconcile_batches_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
+    # A worker killed mid-batch left its batch "running": fail it, but only where this host can
+    # see that the worker process is dead.
+    from classification.batches import services
+
+    try:
+        services.batch_jobs_reconcile_on_worker_start()
+    except Exception:  # a reconciliation bug must never stop the worker from starting
+        logger.exception("reconciling batches at worker start failed")

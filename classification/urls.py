@@ -17,11 +17,13 @@ urlpatterns = [
     path("jobs/<int:pk>/resume/", jobs.job_resume, name="job_resume"),
     path("classify/", classify.classify, name="classify"),
     path("classify/batches/", batches.batch_create, name="batch_create"),
-    # Batch ids are 32 hex characters (web.batch_store); anything else never reaches the view.
+    # Batch ids are UUIDs written as 32 hex characters; anything else never reaches the view.
     re_path(r"^classify/batches/(?P<batch_id>[0-9a-f]{32})/$", batches.batch_detail,
             name="batch_detail"),
     re_path(r"^classify/batches/(?P<batch_id>[0-9a-f]{32})/progress/$", batches.batch_progress,
             name="batch_progress"),
     re_path(r"^classify/batches/(?P<batch_id>[0-9a-f]{32})/download/$", batches.batch_download,
             name="batch_download"),
+    re_path(r"^classify/batches/(?P<batch_id>[0-9a-f]{32})/cancel/$", batches.batch_cancel,
+            name="batch_cancel"),
 ]

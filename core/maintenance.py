@@ -28,6 +28,15 @@ def _stuck_training_jobs() -> str:
     return f"{len(acted)} stuck training job(s) ended" if acted else ""
 
 
+def _dead_batches() -> str:
+    from classification.batches.services import batch_jobs_reap
+
+    # A running batch writes progress about once a second; one chunk on a slow CPU can take
+    # several, so five minutes of silence means its worker is gone.
+    failed = batch_jobs_reap(stale_seconds=300)
+    return f"{len(failed)} batch(es) whose worker is gone failed" if failed else ""
+
+
 def _abandoned_staged_uploads() -> str:
     from web.staging import staging_purge_abandoned
 
@@ -44,6 +53,7 @@ def _old_worker_pings() -> str:
 
 STEPS: list[Callable[[], str]] = [
     _stuck_training_jobs,
+    _dead_batches,
     _abandoned_staged_uploads,
     _old_worker_pings,
 ]

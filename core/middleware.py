@@ -1,22 +1,31 @@
-"""Refuse an oversized upload from its Content-Length, before any byte of the body is read."""
+"""Refuse an oversized upload from its Content-Length, before any byte of the body is read, or
+as soon as it grows past the limit while it streams (core.uploads)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.conf import settings
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.html import escape
+from django.utils.http import url_has_allowed_host_and_scheme
 
-# Room for the multipart envelope and the form's other fields around the file itself.
-ENVELOPE_BYTES = 1024 * 1024
+from core import uploads
 
 
 class UploadSizeLimitMiddleware:
     """A 413 with a plain reason for a multipart body past MAX_UPLOAD_SIZE_MB.
 
-    The forms check each file's size too, but only after Django has spooled the whole body to a
-    temporary file; this refuses a 5 GB upload without storing it. It runs before the CSRF
-    check, which is safe because it only ever refuses.
+    A declared Content-Length past the limit is refused before the body is read. A body without
+    one (chunked) or a file larger than the declared length let through is counted while it
+    streams and cut off at the limit by ``core.uploads.SizeLimitedUploadHandler``; whatever
+    answer that produced further in (a 400 from CSRF or a view) becomes this 413. The forms
+    check each file's size too. It runs before the CSRF check, which is safe because it only
+    ever refuses.
+
+    No ``Connection: close`` header: WSGI forbids hop-by-hop headers (wsgiref, behind
+    runserver, answers 500 for one), and gunicorn closes a connection whose body was left
+    unread by itself rather than drain it.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -28,24 +37,42 @@ class UploadSizeLimitMiddleware:
                 length = int(request.META.get("CONTENT_LENGTH") or 0)
             except ValueError:
                 length = 0
-            if length > settings.MAX_UPLOAD_SIZE + ENVELOPE_BYTES:
-                return self._refuse(request, length)
-        return self.get_response(request)
+            if length > uploads.body_cap():
+                return self._refuse(
+                    request,
+                    f"This upload is {length / 2**20:.0f} MB; the limit is "
+                    f"{uploads.limit_text()}. Nothing was stored.",
+                )
+            uploads.accept_chunked_body(request)
+        response = self.get_response(request)
+        if uploads.upload_was_cut_off(request) and response.status_code != 413:
+            return self._refuse(request, uploads.cut_off_reason())
+        return response
 
-    def _refuse(self, request: HttpRequest, length: int) -> HttpResponse:
-        reason = (
-            f"This upload is {length / 2**20:.0f} MB; the limit is "
-            f"{settings.MAX_UPLOAD_SIZE / 2**20:.0f} MB (MAX_UPLOAD_SIZE_MB). Nothing was stored."
-        )
+    def _refuse(self, request: HttpRequest, reason: str) -> HttpResponse:
         if request.path.startswith("/api/"):
             return JsonResponse({"detail": reason}, status=413)
-        response = HttpResponse(
-            f"<!doctype html><title>Upload too large</title><h1>Upload too large</h1>"
-            f"<p>{reason}</p><p><a href=\"javascript:history.back()\">Go back</a></p>",
+        return HttpResponse(
+            "<!doctype html><title>Upload too large</title><h1>Upload too large</h1>"
+            f"<p>{escape(reason)}</p><p><a href=\"{escape(back_url(request))}\">Go back</a></p>",
             status=413,
         )
-        response["Connection"] = "close"  # the unread body must not be taken for a request
-        return response
+
+
+def back_url(request: HttpRequest) -> str:
+    """The page the person came from when it is on this site, else the dashboard.
+
+    A plain link, not javascript:history.back(): the Content-Security-Policy blocks script URLs.
+    """
+    back = request.META.get("HTTP_REFERER", "")
+    try:
+        host = request.get_host()
+    except DisallowedHost:
+        host = ""
+    if url_has_allowed_host_and_scheme(back, allowed_hosts={host},
+                                       require_https=request.is_secure()):
+        return back
+    return "/"
 
 
 class QueueUnavailableMiddleware:
@@ -68,7 +95,7 @@ class QueueUnavailableMiddleware:
             response = HttpResponse(
                 "<!doctype html><title>Job queue unreachable</title>"
                 f"<h1>Job queue unreachable</h1><p>{exception.message}</p>"
-                "<p><a href=\"javascript:history.back()\">Go back</a></p>",
+                f"<p><a href=\"{escape(back_url(request))}\">Go back</a></p>",
                 status=503,
             )
         response["Retry-After"] = "30"

@@ -46,6 +46,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so request latency includes every other middleware.
+    "core.metrics.RequestMetricsMiddleware",
+    # /healthz, /readyz, /metrics answered before ALLOWED_HOSTS and the HTTPS redirect: probes
+    # and Prometheus call by IP over plain HTTP (core/views.py).
+    "core.views.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "core.middleware.UploadSizeLimitMiddleware",
@@ -148,8 +153,18 @@ LOG_DIR = env.path("LOG_DIR", default=BASE_DIR / "logs")
 
 MAX_UPLOAD_SIZE_MB = env.int("MAX_UPLOAD_SIZE_MB", default=250)
 MAX_UPLOAD_SIZE = MAX_UPLOAD_SIZE_MB * 1024 * 1024
+# POST /api/models/<pk>/predict/ answers inline up to this many texts; more become a batch job
+# on the inference worker (202 + Location), so a web process never classifies for minutes.
+SYNC_PREDICT_MAX_TEXTS = env.int("SYNC_PREDICT_MAX_TEXTS", default=64)
 # Uploads larger than this spill to a temp file instead of RAM.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# The first handler counts the bytes as they stream and stops the upload at MAX_UPLOAD_SIZE, also
+# for a chunked body that declared no length (core/uploads.py); the other two store the file.
+FILE_UPLOAD_HANDLERS = [
+    "core.uploads.SizeLimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 # --- Training supervision ---------------------------------------------------------------------
@@ -241,6 +256,11 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    # QueueUnavailable -> 503 and a cut-off upload -> 413, as on the pages (api/exceptions.py).
+    "EXCEPTION_HANDLER": "api.exceptions.api_exception_handler",
+    # Only views that name a scope are throttled: /api/token/ ("token"). Counted per client IP in
+    # the default cache; django-axes' lockout (below) is the per-account limit behind it.
+    "DEFAULT_THROTTLE_RATES": {"token": env.str("API_TOKEN_THROTTLE_RATE", default="10/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "MedLitBot API",
@@ -293,6 +313,13 @@ AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_MINUTES", default=15.0) / 60.0  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# 429 with "locked for N minutes after M failed attempts": JSON under /api/, a page elsewhere.
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_CALLABLE = "api.auth.lockout_response"
+
+# Who may read /metrics: addresses or CIDR networks ("*" for anyone). Behind a reverse proxy
+# REMOTE_ADDR is the proxy's, so restrict /metrics at the proxy as well (docs/deploy.md).
+METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=["127.0.0.1", "::1"])
 
 LOG_FORMAT = env.str("LOG_FORMAT", default="plain")  # "json" for log shippers
 LOGGING = {

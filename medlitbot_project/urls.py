@@ -9,5 +9,6 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("datasets/", include("dataset_management.urls")),
     path("", include("classification.urls")),
+    path("", include("core.urls")),
     path("api/", include("api.urls")),
 ]

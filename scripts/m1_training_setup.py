@@ -6,7 +6,8 @@
 
 Checks the platform and chip, torch and its devices (a tiny forward/backward on each candidate
 device in a subprocess with a timeout, so a hang or segfault cannot take the doctor down), the
-thread and tokenizer environment, Redis, the database, disk space and which models are available.
+thread and tokenizer environment, Redis, the database, the Celery workers (from their heartbeat
+rows), disk space and which models are available.
 With --write-env it writes .env from env.m1.example with values fitting this machine, asking
 before overwriting. Exits 1 when a blocker was found.
 """
@@ -182,6 +183,8 @@ def check_services() -> list[Check]:
         checks.append(Check("database", OK, f"{connection.vendor} reachable"))
     except Exception as exc:
         checks.append(Check("database", FAIL, f"not reachable: {exc}"))
+    else:
+        checks += check_workers()
     broker = settings.CELERY_BROKER_URL
     if broker.startswith("redis"):
         try:
@@ -212,6 +215,33 @@ def check_services() -> list[Check]:
                                 f"{info['status']}: {info['detail']}"))
     except Exception as exc:
         checks.append(Check("models", WARN, f"could not check model availability: {exc}"))
+    return checks
+
+
+def check_workers() -> list[Check]:
+    """Which Celery worker serves each queue, from the heartbeat rows the workers write.
+
+    A warning, not a blocker: the doctor also runs before any worker has been started.
+    """
+    try:
+        from core import selectors
+
+        coverage = selectors.worker_queue_coverage()
+    except Exception as exc:
+        return [Check("workers", WARN, f"could not read worker heartbeats ({exc}); "
+                      "run manage.py migrate")]
+    checks = []
+    for entry in coverage:
+        name = f"worker {entry.queue}"
+        if entry.ok:
+            detail = "; ".join(
+                f"{w.hostname} ({w.pool}) {w.activity}, heartbeat {w.age_seconds():.0f} s ago"
+                for w in entry.live
+            )
+            checks.append(Check(name, OK, detail))
+        else:
+            checks.append(Check(name, WARN, f"{entry.problem()}; jobs for it wait in the queue "
+                                "until one runs (start_m1.sh starts them)"))
     return checks
 
 

@@ -63,6 +63,7 @@ def test_beat_runs_maintenance_which_purges_abandoned_uploads_and_stalls_orphane
         beat.terminate()
         beat.wait(20)
     assert fresh.exists(), "an upload staged a minute ago is still being previewed"
-    assert "worker process" in orphan.reason and "gone" in orphan.reason
+    assert "worker process" in orphan.reason
+    assert "gone" in orphan.reason
     queued.refresh_from_db()
     assert queued.status == TrainingJob.Status.QUEUED

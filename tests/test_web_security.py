@@ -86,8 +86,9 @@ def test_a_file_over_the_upload_limit_gets_a_clear_error(alice_client) -> None:
     response = alice_client.post(reverse("datasets:upload"), {
         "file": big, "name": "Too big", "split_ratios": "0.8,0.1,0.1", "seed": 42,
     })
-    assert response.status_code == 400
-    assert "the limit is 0 MB" in response.content.decode() or "limit" in response.content.decode()
+    # Cut off while it streams, before the form could see it (core/uploads.py).
+    assert response.status_code == 413
+    assert "larger than the limit of 0 MB" in response.content.decode()
     from dataset_management.models import Dataset
 
     assert not Dataset.objects.exists()
@@ -101,7 +102,7 @@ def test_the_api_enforces_the_upload_limit_too(api_token) -> None:
     client.credentials(HTTP_AUTHORIZATION=f"Token {api_token}")
     big = SimpleUploadedFile("big.csv", b"title;abstract;group\n" + b"x;y;z\n" * 400)
     response = client.post("/api/datasets/", {"file": big, "name": "big"}, format="multipart")
-    assert response.status_code == 400
+    assert response.status_code == 413
     assert "limit" in json.dumps(response.json())
 
 
@@ -112,8 +113,9 @@ def test_production_settings_secure_cookies_and_headers() -> None:
         "'CSRF_COOKIE_SECURE', 'SESSION_COOKIE_HTTPONLY', 'SECURE_CONTENT_TYPE_NOSNIFF', "
         "'X_FRAME_OPTIONS', 'SECURE_REFERRER_POLICY']}))"
     )
+    # HTTPS=True: served behind a TLS proxy, as docs/deploy.md describes production.
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "medlitbot_project.settings",
-           "DEBUG": "False", "SECRET_KEY": "x" * 60, "USE_SQLITE": "True"}
+           "DEBUG": "False", "SECRET_KEY": "x" * 60, "USE_SQLITE": "True", "HTTPS": "True"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
                          text=True, check=True, timeout=60)
     values = json.loads(out.stdout.strip().splitlines()[-1])

@@ -1,21 +1,62 @@
+from typing import Any
+
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 
 from classification.models import MLModel, TrainingJob
+from classification.selectors import training_job_queue_positions
+from core import selectors as core_selectors
+from core.models import WorkerHeartbeat
 from dataset_management.models import Dataset
 from web.listings import dataset_rows, model_rows
+
+
+def _queue_label(queue: str) -> str:
+    # Test runs and shared Redis DBs prefix every queue; people think in "training".
+    prefix = settings.CELERY_QUEUE_PREFIX
+    return queue[len(prefix):] if prefix and queue.startswith(prefix) else queue
+
+
+def worker_rows(*, workers: list[WorkerHeartbeat]) -> list[dict[str, Any]]:
+    """The workers card: one row per worker that has written a heartbeat."""
+    now = timezone.now()
+    rows = []
+    for row in workers:
+        live = row.is_live(now=now)
+        if row.state == WorkerHeartbeat.State.STOPPED:
+            state, badge = "stopped", "cancelled"
+        elif not live:
+            state, badge = "missing", "failed"
+        else:
+            state = row.get_state_display().lower()
+            badge = {"busy": "running", "stopping": "stalled"}.get(row.state, "ok")
+        rows.append({
+            "hostname": row.hostname, "host": row.host, "pool": row.pool,
+            "queues": [_queue_label(q) for q in row.queues], "state": state, "badge": badge,
+            "current_job": row.current_job if live and row.state == row.State.BUSY else "",
+            "busy_since": row.busy_since, "heartbeat_age": row.age_seconds(now=now),
+        })
+    return rows
 
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     owner = request.user
-    active_jobs = (
+    active_jobs = list(
         TrainingJob.objects.active()
         .filter(ml_model__owner=owner)
         .select_related("ml_model")
         .order_by("-created_at")[:20]
     )
+    # The position query only when one of these jobs waits: the dashboard has a query budget.
+    waiting = any(job.status == TrainingJob.Status.QUEUED for job in active_jobs)
+    positions = training_job_queue_positions() if waiting else {}
+    for job in active_jobs:
+        job.queue_position = positions.get(job.pk)
     recent_jobs = (
         TrainingJob.objects.filter(ml_model__owner=owner)
         .exclude(status__in=TrainingJob.ACTIVE_STATUSES)
@@ -24,20 +65,29 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     )
     models = model_rows(owner=owner)[:8]
     datasets = dataset_rows(owner=owner)[:8]
+    workers = core_selectors.worker_heartbeat_list()
+    unserved = [
+        _queue_label(entry.queue)
+        for entry in core_selectors.worker_queue_coverage(workers=workers) if not entry.ok
+    ]
     return render(
         request,
         "dashboard.html",
         {
             "active_jobs": active_jobs,
+            "queue_length": len(positions),
             "recent_jobs": recent_jobs,
             "models": models,
             "datasets": datasets,
+            "workers": worker_rows(workers=workers),
+            "unserved_queues": unserved,
+            "heartbeat_timeout": settings.WORKER_HEARTBEAT_TIMEOUT,
             "counts": {
                 "datasets": Dataset.objects.filter(owner=owner).count(),
-                "models": MLModel.objects.filter(owner=owner).count(),
-                "trained": MLModel.objects.filter(
-                    owner=owner, status=MLModel.Status.TRAINED
-                ).count(),
+                **MLModel.objects.filter(owner=owner).aggregate(
+                    models=Count("pk"),
+                    trained=Count("pk", filter=Q(status=MLModel.Status.TRAINED)),
+                ),
             },
         },
     )

@@ -157,6 +157,21 @@ def _mps_smoke_test(timeout: float) -> tuple[bool, str]:
     return False, f"MPS smoke test failed: {result.get('error', 'unknown error')}"
 
 
+def plan_cpu_only(reason: str) -> DevicePlan:
+    """A CPU plan for models that never touch torch (the scikit-learn baselines).
+
+    plan_device() asks torch about GPUs, and importing torch and transformers costs a TF-IDF job
+    several seconds of its one- or two-second fit; a baseline has no other device to choose.
+    """
+    return DevicePlan(
+        device="cpu",
+        threads=physical_cores(),
+        reason=reason,
+        platform=f"{platform.system()} {platform.release()} {platform.machine()}",
+        chip=_chip_name(),
+    )
+
+
 def plan_device(*, use_mps: bool = False, smoke_timeout: float = MPS_SMOKE_TIMEOUT_S) -> DevicePlan:
     import torch
     import transformers

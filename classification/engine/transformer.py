@@ -134,11 +134,29 @@ def _make_trainer_class() -> Any:
         loss_is_scaled_for_ga = False
 
         def __init__(
-            self, *args: Any, loss_weights: Any = None, multi_label: bool = False, **kwargs: Any
+            self,
+            *args: Any,
+            loss_weights: Any = None,
+            multi_label: bool = False,
+            checkpoint_listener: Any = None,
+            **kwargs: Any,
         ):
             super().__init__(*args, **kwargs)
             self.loss_weights = loss_weights
             self.multi_label = multi_label
+            self.checkpoint_listener = checkpoint_listener
+
+        def _save_checkpoint(self, model: Any, trial: Any) -> None:
+            # Timed here, around the whole save (weights, optimizer, RNG, trainer_state.json):
+            # the supervisor gives a cancelled job one step plus one such save before it kills.
+            name = f"checkpoint-{self.state.global_step}"
+            started = time.perf_counter()
+            if self.checkpoint_listener is not None:
+                self.checkpoint_listener.checkpoint_saving(name)
+            super()._save_checkpoint(model, trial)
+            if self.checkpoint_listener is not None:
+                path = os.path.join(self.args.output_dir, name)
+                self.checkpoint_listener.checkpoint_saved(path, time.perf_counter() - started)
 
         def compute_loss(
             self,
@@ -162,15 +180,39 @@ def _make_trainer_class() -> Any:
     return WeightedLossTrainer
 
 
+class _StopRequested(Exception):
+    """Raised inside Trainer once should_stop() is honoured, so nothing else runs after it."""
+
+    def __init__(self, during_evaluation: bool) -> None:
+        super().__init__("stop requested")
+        self.during_evaluation = during_evaluation
+
+
+def _checkpoint_bytes(model: Any) -> int:
+    """About what one checkpoint weighs: the weights plus AdamW's two fp32 moments per weight."""
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    moments = sum(2 * 4 * p.numel() for p in model.parameters() if p.requires_grad)
+    return int(weights + moments)
+
+
 def _make_progress_callback(progress_cb: ProgressCallback, should_stop: ShouldStop) -> Any:
     from transformers import TrainerCallback
 
     class ProgressForwarder(TrainerCallback):
-        """Forwards Trainer events to MedLitBot's progress_cb and honours should_stop()."""
+        """Forwards Trainer events to MedLitBot's progress_cb and honours should_stop().
+
+        A stop is honoured at the first step boundary after it is asked for: that step's
+        checkpoint is saved, and then _StopRequested leaves Trainer at once. Letting Trainer
+        wind down by itself instead costs an evaluation, a second save of the same checkpoint
+        (on_epoch_end asks for both) and a reload of the best model: on a slow machine that
+        outlasted the supervisor's grace and got the process killed mid-write.
+        """
 
         def __init__(self) -> None:
             self.stopped = False
             self.last_loss: float | None = None
+            self.state: Any = None
+            self.args: Any = None
 
         def _base(self, state: Any, args: Any) -> dict[str, Any]:
             return {
@@ -180,6 +222,14 @@ def _make_progress_callback(progress_cb: ProgressCallback, should_stop: ShouldSt
                 "total_epochs": float(args.num_train_epochs),
             }
 
+        def on_train_begin(
+            self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any
+        ) -> Any:
+            self.state, self.args = state, args
+            if model is not None:
+                progress_cb({"phase": "training", "checkpoint_bytes": _checkpoint_bytes(model)})
+            return control
+
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
             progress_cb({"phase": "training", **self._base(state, args), "loss": self.last_loss})
             if should_stop():
@@ -188,6 +238,45 @@ def _make_progress_callback(progress_cb: ProgressCallback, should_stop: ShouldSt
                 control.should_training_stop = True
                 control.should_evaluate = False
             return control
+
+        def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            if control.should_evaluate:
+                # Said before the evaluation rather than after it, so the job shows (and the
+                # supervisor's stall clock allows for) the evaluation while it runs.
+                progress_cb(
+                    {
+                        "phase": "evaluating",
+                        **self._base(state, args),
+                        "message": "evaluating on the validation split",
+                    }
+                )
+            return control
+
+        def on_prediction_step(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            # An evaluation can take as long as many steps: a stop asked for during one ends it
+            # after the current batch; fit() then saves the checkpoint the epoch would have.
+            if should_stop():
+                raise _StopRequested(during_evaluation=True)
+            return control
+
+        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            if self.stopped:
+                raise _StopRequested(during_evaluation=False)
+            return control
+
+        def checkpoint_saving(self, name: str) -> None:
+            progress_cb({"phase": "training", "checkpoint_saving": name})
+
+        def checkpoint_saved(self, path: str, seconds: float) -> None:
+            base = self._base(self.state, self.args) if self.state is not None else {}
+            progress_cb(
+                {
+                    "phase": "training",
+                    **base,
+                    "checkpoint_path": path,
+                    "checkpoint_seconds": seconds,
+                }
+            )
 
         def on_log(
             self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any
@@ -319,6 +408,14 @@ class TransformerClassifier(BaseClassifier):
         )
         prune_last_layer_to_cls(self.model)
         self.timings["load_seconds"] = time.perf_counter() - started
+        output_dir = config.output_dir or tempfile.mkdtemp(prefix="medlitbot-train-")
+        resume = config.resume_from_checkpoint
+        if resume in ("latest", "last", "true", "True"):
+            resume = get_last_checkpoint(output_dir)
+        # Loading and tokenizing can take minutes: a stop asked for meanwhile is honoured at each
+        # phase boundary, keeping the checkpoint this attempt would have resumed from.
+        if should_stop():
+            raise TrainingStopped(resume or None, "Training stopped before it began")
 
         progress_cb(
             {"phase": "tokenizing", "message": f"Tokenizing {len(train)} + {len(val)} texts"}
@@ -330,8 +427,9 @@ class TransformerClassifier(BaseClassifier):
         val_sorted = val.subset(sorted(range(len(val)), key=lambda i: len(val.texts[i])))
         val_ds = self._tokenize(val_sorted, self.max_length) if len(val) else None
         self.timings["tokenize_seconds"] = time.perf_counter() - t0
+        if should_stop():
+            raise TrainingStopped(resume or None, "Training stopped before it began")
 
-        output_dir = config.output_dir or tempfile.mkdtemp(prefix="medlitbot-train-")
         on_gpu = plan.device == "cuda"
         args = TrainingArguments(
             output_dir=output_dir,
@@ -408,24 +506,32 @@ class TransformerClassifier(BaseClassifier):
             callbacks=callbacks,
             loss_weights=self._loss_weights(self._targets(train)),
             multi_label=self.multi_label,
+            checkpoint_listener=forwarder,
         )
         # With disable_tqdm Trainer prints every log dict to stdout; progress_cb replaces that.
         trainer.remove_callback(PrinterCallback)
-        resume = config.resume_from_checkpoint
-        if resume in ("latest", "last", "true", "True"):
-            resume = get_last_checkpoint(output_dir)
-        progress_cb({"phase": "training", "step": 0, "epoch": 0.0, "total_epochs": config.epochs})
+        start = {"epoch": 0.0, "total_epochs": config.epochs}
+        if not resume:  # a resumed run reports its own first step once Trainer restores it
+            start["step"] = 0
+        progress_cb({"phase": "training", **start})
         t0 = time.perf_counter()
-        result = trainer.train(resume_from_checkpoint=resume or None)
+        try:
+            result = trainer.train(resume_from_checkpoint=resume or None)
+        except _StopRequested as stop:
+            if stop.during_evaluation:
+                # The epoch's steps are done and its evaluation was cut short: save the
+                # checkpoint the epoch would have saved after it, so no step is lost.
+                trainer._save_checkpoint(trainer.model, None)
+            checkpoint = os.path.join(output_dir, f"checkpoint-{trainer.state.global_step}")
+            raise TrainingStopped(
+                checkpoint if os.path.isdir(checkpoint) else get_last_checkpoint(output_dir)
+            ) from None
         self.timings["train_seconds"] = time.perf_counter() - t0
         self.timings["train_samples_per_second"] = float(
             result.metrics.get("train_samples_per_second", 0.0)
         )
-        if forwarder.stopped:
-            checkpoint = os.path.join(output_dir, f"checkpoint-{trainer.state.global_step}")
-            raise TrainingStopped(
-                checkpoint if os.path.isdir(checkpoint) else get_last_checkpoint(output_dir)
-            )
+        if forwarder.stopped:  # only if Trainer skipped the save that raises _StopRequested
+            raise TrainingStopped(get_last_checkpoint(output_dir))
 
         # Trainer's accelerate wraps forward in autocast; unwrapped, the in-memory model predicts
         # exactly as the saved artifact will once loaded back.

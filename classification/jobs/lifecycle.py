@@ -18,6 +18,7 @@ from django.utils import timezone
 from classification import ml_models
 from classification.jobs import paths, processes
 from classification.models import MLModel, TrainingJob
+from core import queueing
 
 logger = logging.getLogger(__name__)
 
@@ -45,18 +46,28 @@ def _total_epochs(config: dict[str, Any]) -> int:
 
 
 def _enqueue(*, ml_model_id: int, job_id: int, task_id: str) -> None:
+    """Send the training message once the job row commits.
+
+    If the broker cannot take it, the job ends failed with the reason (no queued row is left for
+    a message that never existed) and QueueUnavailable reaches the caller: a 503 in the web and
+    the API, a CommandError in the management commands.
+    """
     from classification.tasks import start_model_training
 
-    start_model_training.apply_async(
-        args=(ml_model_id,), kwargs={"job_id": job_id}, task_id=task_id
+    def fail_unsent(reason: str) -> None:
+        training_job_fail_to_start(job_id=job_id, reason=reason)
+
+    queueing.task_send_on_commit(
+        task=start_model_training,
+        args=(ml_model_id,),
+        kwargs={"job_id": job_id},
+        task_id=task_id,
+        on_unreachable=fail_unsent,
     )
 
 
 def _enqueue_on_commit(job: TrainingJob) -> None:
-    model_id, job_id, task_id = job.ml_model_id, job.pk, job.celery_task_id
-    transaction.on_commit(
-        lambda: _enqueue(ml_model_id=model_id, job_id=job_id, task_id=task_id)
-    )
+    _enqueue(ml_model_id=job.ml_model_id, job_id=job.pk, task_id=job.celery_task_id)
 
 
 def training_job_create(

@@ -19,19 +19,34 @@ logger = logging.getLogger(__name__)
 
 S = TrainingJob.Status
 P = TrainingJob.Phase
-# Overall progress bands per phase; training fills its band by step / total_steps.
-BANDS = {
-    P.PREPARING: (0.0, 2.0),
-    P.LOADING_MODEL: (2.0, 5.0),
-    P.DOWNLOADING: (2.0, 5.0),
-    P.TOKENIZING: (5.0, 8.0),
-    P.TRAINING: (8.0, 90.0),
-    P.EVALUATING: (90.0, 95.0),
-    P.SAVING: (95.0, 99.0),
-    P.DONE: (100.0, 100.0),
+# Where the bar starts in each phase. Training fills TRAINING_BAND by step / total_steps; the
+# evaluations Trainer runs between epochs are part of training and leave the bar where it is
+# (jumping to the final evaluation's share there froze the bar at 90% for the later epochs).
+# After the last step, the final evaluation (threshold tuning, then the test split) and the
+# save each get their own share, and only the verified, completed job is at 100%.
+PHASE_START = {
+    P.PREPARING: 0.0,
+    P.LOADING_MODEL: 2.0,
+    P.DOWNLOADING: 2.0,
+    P.TOKENIZING: 5.0,
+    P.TRAINING: 8.0,
+    P.SAVING: 96.0,
+    P.DONE: 100.0,
 }
+TRAINING_BAND = (8.0, 90.0)
+FINAL_TUNING = 90.0  # the engine's last evaluation on validation, after the last step
+FINAL_TEST = 93.0  # run_training's evaluation on the test split
+VERIFYING = 99.0  # the saved artifact is loaded back and asked for one prediction
 LOG_LINES = 60
 HISTORY_POINTS = 2000
+# How often should_stop() reads the row: the cancel is honoured at the first step boundary
+# after this much of a delay, and one indexed read four times a second costs nothing.
+STOP_CHECK_SECONDS = 0.25
+
+
+def training_percent(step: int, total_steps: int) -> float:
+    low, high = TRAINING_BAND
+    return low + (high - low) * min(1.0, step / total_steps) if total_steps else low
 
 
 class ProgressWriter:
@@ -60,6 +75,8 @@ class ProgressWriter:
         self.stop_checked = 0.0
         self.lost = False  # the row is no longer running: someone ended this job
         self.lock = threading.Lock()
+        self.checkpoint_bytes: int | None = None
+        self.fault_step = 0  # the last step the step faults ran for (once per step)
 
     # ---- writes ---------------------------------------------------------------------------
 
@@ -68,14 +85,32 @@ class ProgressWriter:
         self.log.append(f"{stamp} {text}")
         self.pending["log_tail"] = "\n".join(self.log)
 
-    def set_phase(self, phase: str, message: str = "") -> None:
+    def advance(self, percent: float) -> None:
+        """Move the bar to `percent`, never back."""
+        if percent > self.percent:
+            self.percent = percent
+            self.pending["progress_percentage"] = round(self.percent, 2)
+
+    def start_at_checkpoint(self, *, step: int, total_steps: int) -> None:
+        """A resumed attempt starts with the bar where its checkpoint left the training."""
+        self.advance(training_percent(step, total_steps))
+
+    def set_phase(self, phase: str, message: str = "", *, percent: float | None = None) -> None:
+        """Enter `phase` (or stay in it) and move the bar to where it starts, or to `percent`.
+
+        An evaluating phase moves the bar only with an explicit percent: between epochs it is
+        part of training, and the final evaluation says where it stands.
+        """
         if phase != self.phase:
             self.phase = phase
-            self.percent = max(self.percent, BANDS.get(phase, (self.percent,))[0])
-            self.pending.update(phase=phase, progress_percentage=round(self.percent, 2))
+            self.pending["phase"] = phase
             self.line(f"[{phase}] {message}" if message else f"[{phase}]")
+            if percent is None:
+                percent = PHASE_START.get(phase)
         elif message:
             self.line(message)
+        if percent is not None:
+            self.advance(percent)
 
     def update(self, **fields: Any) -> None:
         self.pending.update(fields)
@@ -111,8 +146,11 @@ class ProgressWriter:
         if phase == P.LOADING_MODEL and message.startswith("Downloading"):
             phase = P.DOWNLOADING
         phase_changed = phase != self.phase
-        self.set_phase(phase, message)
+        # The engine's last evaluation reports no step; the ones between epochs do.
+        final = phase == P.EVALUATING and event.get("step") is None
+        self.set_phase(phase, message, percent=FINAL_TUNING if final else None)
         self._steps(event)
+        saving = self._checkpoint(event)
         metrics = event.get("metrics") or {}
         if metrics:
             clean = {k: float(v) for k, v in metrics.items() if isinstance(v, (int, float))}
@@ -131,19 +169,58 @@ class ProgressWriter:
             )
         if metrics or "learning_rate" in event:
             self.pending["metrics_history"] = self.history[-HISTORY_POINTS:]
-        if event.get("checkpoint_path"):
-            self.pending["checkpoint_path"] = str(event["checkpoint_path"])
-        self.flush(force=phase_changed or bool(metrics))
+        self.flush(force=phase_changed or bool(metrics) or saving is not None)
         # Fault points (no-ops unless the test settings switch them on).
         if phase in (P.LOADING_MODEL, P.DOWNLOADING):
             faults.maybe_hang("loading")
-        elif phase == P.TRAINING and self.step >= 1:
+        elif saving:
+            faults.save_delay()  # inside the engine's timed save: it counts as save time
+        elif phase == P.TRAINING and self.step >= 1 and self.step != self.fault_step:
+            # Once per step: the loss and checkpoint events of a step are not more steps.
+            self.fault_step = self.step
             if faults.active_faults():
                 # A real deadlock strikes after the last step was reported; without this the
                 # throttle could leave step 1 unwritten and the hang would look like loading.
                 self.flush(force=True)
             faults.maybe_hang("step")
             faults.step_delay()
+
+    def _checkpoint(self, event: dict[str, Any]) -> bool | None:
+        """Checkpoint events: True when a save starts, False when one ended, else None.
+
+        Each save's measured time goes into metrics_history as a "checkpoint" point (the charts
+        skip that kind): the supervisor reads it to know how long a cancelled job may take.
+        """
+        if event.get("checkpoint_bytes"):
+            self.checkpoint_bytes = int(event["checkpoint_bytes"])
+            self.history.append(
+                {"kind": "checkpoint", "step": self.step, "bytes": self.checkpoint_bytes}
+            )
+            self.pending["metrics_history"] = self.history[-HISTORY_POINTS:]
+        if event.get("checkpoint_saving"):
+            self.line(f"saving {event['checkpoint_saving']}")
+            return True
+        if not event.get("checkpoint_path"):
+            return None
+        path = str(event["checkpoint_path"])
+        self.pending["checkpoint_path"] = path
+        seconds = event.get("checkpoint_seconds")
+        if seconds is None:
+            return False
+        name = path.rstrip("/").rsplit("/", 1)[-1]
+        self.history.append(
+            {
+                "kind": "checkpoint",
+                "step": self.step,
+                "epoch": self.epoch,
+                "path": name,
+                "seconds": round(float(seconds), 3),
+                "bytes": self.checkpoint_bytes,
+            }
+        )
+        self.pending["metrics_history"] = self.history[-HISTORY_POINTS:]
+        self.line(f"{name} saved in {float(seconds):.1f} s")
+        return False
 
     def _steps(self, event: dict[str, Any]) -> None:
         if event.get("total_epochs") is not None:
@@ -169,19 +246,17 @@ class ProgressWriter:
         self.step = step
         self.pending["current_step"] = step
         if self.total_steps and self.phase == P.TRAINING:
-            low, high = BANDS[P.TRAINING]
-            self.percent = max(self.percent, low + (high - low) * min(1.0, step / self.total_steps))
-            self.pending["progress_percentage"] = round(self.percent, 2)
+            self.advance(training_percent(step, self.total_steps))
             if self.step_times:
                 per_step = statistics.median(self.step_times)
                 self.pending["eta_seconds"] = round(per_step * max(0, self.total_steps - step), 1)
 
     def should_stop(self) -> bool:
-        """cancel_requested (or the job no longer running), read at most once a second."""
+        """cancel_requested (or the job no longer running), read every STOP_CHECK_SECONDS."""
         if faults.ignores_cancel():
             return False
         now = time.monotonic()
-        if now - self.stop_checked < 1.0:
+        if now - self.stop_checked < STOP_CHECK_SECONDS:
             return self.stop_cached or self.lost
         self.stop_checked = now
         try:

@@ -18,8 +18,9 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connections
 from django.utils import timezone
 
-from classification.jobs import lifecycle, processes
+from classification.jobs import cleanup, lifecycle, paths, processes
 from classification.jobs.child import child_main
+from classification.jobs.progress import STOP_CHECK_SECONDS
 from classification.models import TrainingJob
 
 logger = logging.getLogger(__name__)
@@ -29,6 +30,14 @@ P = TrainingJob.Phase
 POLL_SECONDS = 0.5
 KILL_GRACE_SECONDS = 5.0
 STALL_STEP_MULTIPLIER = 10.0
+# A cancelled child stops at its next step boundary and saves one checkpoint there. It gets
+# twice that (steps vary; a save shares the disk) before it is killed, never less than
+# CANCEL_GRACE_SECONDS. A fixed 30 s killed BERT-base on a 2-core machine mid-save.
+CANCEL_MARGIN = 2.0
+# Until a save has been timed, its time is estimated from the checkpoint's size at a rate a
+# slow laptop disk still reaches (torch.save included).
+ASSUMED_SAVE_BYTES_PER_SECOND = 50e6
+SAVE_TIMES_READ_EVERY = 2.0  # while a cancel is pending: a save finishing meanwhile is measured
 PHASE_WORDS = {
     P.PREPARING: "preparing",
     P.LOADING_MODEL: "model loading",
@@ -76,18 +85,38 @@ class StallWatch:
                 self.step_times.append((now - self.step_seen) / (step - self.step))
             self.step, self.step_seen = step, now
 
+    def per_step(self) -> float | None:
+        return statistics.median(self.step_times) if self.step_times else None
+
+    def evaluation_allowance(self, per_step: float) -> float:
+        # Evaluation reports nothing until it ends; it costs at most about an epoch's steps.
+        epochs = max(1, int(self.row.get("total_epochs") or 1))
+        return per_step * (self.row.get("total_steps") or 0) / epochs
+
     def progress_timeout(self) -> float:
         """10x the median step time in training (the floor while loading or tokenizing)."""
         phase = self.row.get("phase")
-        if not self.step_times or phase not in (P.TRAINING, P.EVALUATING):
+        per_step = self.per_step()
+        if per_step is None or phase not in (P.TRAINING, P.EVALUATING):
             return self.floor
-        per_step = statistics.median(self.step_times)
         limit = STALL_STEP_MULTIPLIER * per_step
         if phase == P.EVALUATING:
-            # Evaluation reports nothing until it ends; it costs at most about an epoch's steps.
-            epochs = max(1, int(self.row.get("total_epochs") or 1))
-            limit = max(limit, per_step * (self.row.get("total_steps") or 0) / epochs)
+            limit = max(limit, self.evaluation_allowance(per_step))
         return min(self.ceiling, max(self.floor, limit))
+
+    def cancel_grace(self, *, floor: float, save_seconds: float | None) -> float:
+        """How long a cancelled child may take to stop: finish its step, save one checkpoint.
+
+        Twice (step + save), plus the child's cancel check and our poll, at least `floor`. The
+        final evaluation on the test split cannot stop midway, so in an evaluating phase the
+        child also gets the time an evaluation takes.
+        """
+        per_step = self.per_step() or 0.0
+        needed = CANCEL_MARGIN * (per_step + (save_seconds or 0.0))
+        needed += STOP_CHECK_SECONDS + 2 * POLL_SECONDS
+        if self.row.get("phase") == P.EVALUATING and per_step:
+            needed += min(self.ceiling, self.evaluation_allowance(per_step))
+        return max(floor, needed)
 
     def where(self) -> str:
         phase = self.row.get("phase", "")
@@ -118,10 +147,40 @@ class StallWatch:
         return ""
 
 
+def checkpoint_save_seconds(history: list[dict]) -> float | None:
+    """How long one checkpoint save takes, from the "checkpoint" points the child writes.
+
+    The slowest of the last three measured saves; before any, the checkpoint's size at
+    ASSUMED_SAVE_BYTES_PER_SECOND; None when the child has said nothing (not a transformer).
+    """
+    points = [p for p in history or [] if isinstance(p, dict) and p.get("kind") == "checkpoint"]
+    measured = [float(p["seconds"]) for p in points if p.get("seconds") is not None]
+    if measured:
+        return max(measured[-3:])
+    sizes = [int(p["bytes"]) for p in points if p.get("bytes")]
+    return sizes[-1] / ASSUMED_SAVE_BYTES_PER_SECOND if sizes else None
+
+
 class Supervisor:
     def __init__(self, job: TrainingJob) -> None:
         self.job_id = job.pk
         self.proc: multiprocessing.process.BaseProcess | None = None
+        self.save_seconds: float | None = None
+        self.save_seconds_read = -SAVE_TIMES_READ_EVERY
+
+    def _save_seconds(self, now: float) -> float | None:
+        # metrics_history can be large: read only while a cancel is pending, every few seconds.
+        if now - self.save_seconds_read >= SAVE_TIMES_READ_EVERY:
+            self.save_seconds_read = now
+            try:
+                history = TrainingJob.objects.filter(pk=self.job_id).values_list(
+                    "metrics_history", flat=True
+                ).first()
+            except DatabaseError:
+                close_old_connections()
+            else:
+                self.save_seconds = checkpoint_save_seconds(history or [])
+        return self.save_seconds
 
     def _row(self) -> dict | None:
         try:
@@ -133,9 +192,17 @@ class Supervisor:
 
     def _end(self, target: str, reason: str) -> None:
         assert self.proc is not None
-        # Mark first, then kill: the fenced child writes nothing more once the row has moved on.
-        lifecycle.training_job_finish(job_id=self.job_id, target=target, reason=reason)
+        # Kill first, then mark: once the process is gone the checkpoints on disk are final, so
+        # the reason names the newest complete one rather than guessing. Should the child end
+        # the job itself meanwhile (it honoured the cancel after all), its own transition wins
+        # and this one changes nothing.
         processes.stop_process(self.proc, grace=3.0)
+        checkpoint = paths.latest_checkpoint(paths.job_output_dir(self.job_id)) or ""
+        lifecycle.training_job_finish(
+            job_id=self.job_id, target=target,
+            reason=f"{reason}; {paths.resume_note(job_id=self.job_id)}",
+            checkpoint_path=checkpoint,
+        )
 
     def run(self) -> None:
         # The child opens its own connections; never hand it (or keep across the spawn) ours.
@@ -155,6 +222,10 @@ class Supervisor:
             if self.proc.is_alive():
                 processes.stop_process(self.proc, grace=3.0)
             self._after_exit()
+            try:
+                cleanup.training_job_prune_checkpoints(job_id=self.job_id)
+            except Exception:  # disk hygiene must never cost the job its recorded end
+                logger.exception("job %s: pruning its checkpoints failed", self.job_id)
 
     def _watch(self, started: float) -> None:
         assert self.proc is not None
@@ -165,7 +236,7 @@ class Supervisor:
             now=started,
         )
         cancel_seen: float | None = None
-        grace = float(settings.CANCEL_GRACE_SECONDS)
+        floor = float(settings.CANCEL_GRACE_SECONDS)
         hard_limit = float(settings.JOB_HARD_TIME_LIMIT)
         while True:
             self.proc.join(POLL_SECONDS)
@@ -186,11 +257,21 @@ class Supervisor:
             watch.observe(row, now)
             if row["cancel_requested"]:
                 cancel_seen = cancel_seen or now
+                save = self._save_seconds(now)
+                grace = watch.cancel_grace(floor=floor, save_seconds=save)
                 if now - cancel_seen > grace:
+                    per_step = watch.per_step()
+                    allowed = (
+                        f"one step of ~{per_step:.1f} s and a checkpoint save of "
+                        f"~{save or 0.0:.1f} s, twice over"
+                        if per_step
+                        else "no step timed yet"
+                    )
                     self._end(
                         S.CANCELLED,
                         f"Cancelled: the training process ignored the request for {grace:.0f} s "
-                        f"in {watch.where()} and was killed; no new checkpoint was saved",
+                        f"in {watch.where()} ({allowed}; CANCEL_GRACE_SECONDS={floor:.0f} s is "
+                        "the least it gets) and was killed",
                     )
                     return
                 continue  # cancelling: the grace period, not the stall clock, applies
@@ -216,10 +297,13 @@ class Supervisor:
             tail = rows.values_list("log_tail", flat=True).first()
             last = (tail or "").strip().splitlines()[-1:] or [""]
             reason = processes.describe_exit(code)
-            reason = reason[0].upper() + reason[1:]
+            reason = reason[0].upper() + reason[1:] + f"; {paths.resume_note(job_id=self.job_id)}"
             if last[0]:
                 reason += f". Last log line: {last[0]}"
-            lifecycle.training_job_finish(job_id=self.job_id, target=S.FAILED, reason=reason)
+            lifecycle.training_job_finish(
+                job_id=self.job_id, target=S.FAILED, reason=reason,
+                checkpoint_path=paths.latest_checkpoint(paths.job_output_dir(self.job_id)) or "",
+            )
         logger.info("job %s: training process exited with %s", self.job_id, code)
 
 

@@ -21,7 +21,12 @@ from django.utils import timezone
 
 from classification import ml_models
 from classification.jobs import lifecycle, paths
-from classification.jobs.progress import Heartbeat, ProgressWriter
+from classification.jobs.progress import (
+    FINAL_TEST,
+    VERIFYING,
+    Heartbeat,
+    ProgressWriter,
+)
 from classification.models import MLModel, TrainingJob
 
 logger = logging.getLogger(__name__)
@@ -81,7 +86,40 @@ def build_config(job: TrainingJob, writer: ProgressWriter) -> ml_models.TrainCon
             if checkpoint
             else f"attempt {job.attempt}: no checkpoint, training from scratch"
         )
+    if checkpoint and job.total_steps:
+        writer.start_at_checkpoint(
+            step=int(os.path.basename(checkpoint).rsplit("-", 1)[-1]), total_steps=job.total_steps
+        )
     return config
+
+
+class StopBeforeEnd(Exception):
+    """A cancel seen between the engine's fit and the end (before the test split, the save)."""
+
+
+def stop_if_asked(writer: ProgressWriter, where: str) -> None:
+    if writer.should_stop():
+        raise StopBeforeEnd(where)
+
+
+def stopped_reason(writer: ProgressWriter, *, job_id: int, saved: str | None) -> tuple[str, str]:
+    """The cancelled job's reason and the checkpoint it keeps, as found on disk."""
+    if writer.total_steps:
+        where = (
+            f"at epoch {writer.epoch:.2f} of {writer.total_epochs}, "
+            f"step {writer.step} of {writer.total_steps}"
+        )
+    else:
+        where = f"during {writer.phase.replace('_', ' ')}"
+    newest = paths.latest_checkpoint(paths.job_output_dir(job_id)) or ""
+    name = os.path.basename(newest)
+    if saved and newest and os.path.basename(saved) == name:
+        # "checkpoint saved" is what the job page and the tests look for; the name is the truth.
+        return (
+            f"Cancelled on request {where}; checkpoint saved: {name}, resume continues from it",
+            newest,
+        )
+    return f"Cancelled on request {where}; {paths.resume_note(job_id=job_id)}", newest
 
 
 def complete(job: TrainingJob, *, clf: Any, artifact: Path, metrics: dict[str, Any]) -> bool:
@@ -125,15 +163,19 @@ def run_training(*, job_id: int) -> int:
         train, val, test = (load_split(dataset, s) for s in ("train", "validation", "test"))
         writer.line(f"data: {len(train)} train, {len(val)} validation, {len(test)} test rows")
         config = build_config(job, writer)
-        # Heavy imports are their own progress steps, so a hang inside one is located.
-        libraries = ["torch", "transformers"]
-        if ml_models.get_spec(job.ml_model.model_type).kind != "baseline":
-            libraries.append("transformers.trainer")  # ~5 s on a small CPU
-        for library in libraries:
-            writer.line(f"importing {library}")
-            writer.flush(force=True)
-            importlib.import_module(library)
-        plan = ml_models.plan_device(use_mps=config.use_mps)
+        if ml_models.get_spec(job.ml_model.model_type).kind == "baseline":
+            # scikit-learn only: importing torch and transformers here cost ~7 s of a TF-IDF
+            # job that fits in one or two, and there is no device to plan.
+            from classification.engine.device import plan_cpu_only
+
+            plan = plan_cpu_only("scikit-learn baseline: CPU only (no torch needed)")
+        else:
+            # Heavy imports are their own progress steps, so a hang inside one is located.
+            for library in ("torch", "transformers", "transformers.trainer"):
+                writer.line(f"importing {library}")
+                writer.flush(force=True)
+                importlib.import_module(library)
+            plan = ml_models.plan_device(use_mps=config.use_mps)
         writer.line(f"device: {plan.device}, {plan.threads} threads, {plan.dtype} ({plan.reason})")
         plan_dict = _jsonable(plan.as_dict())
         TrainingJob.objects.filter(pk=job.pk).update(device_plan=plan_dict)
@@ -144,13 +186,21 @@ def run_training(*, job_id: int) -> int:
         clf = ml_models.create_classifier(job.ml_model.model_type, device_plan=plan)
         val_metrics = clf.fit(train, val, config, writer.progress_cb, writer.should_stop)
 
-        writer.set_phase(P.EVALUATING, f"evaluating on the test split ({len(test)} rows)")
+        # The final phases are short and cannot be interrupted inside; a cancel asked for during
+        # one is honoured at the next boundary, keeping the last epoch's checkpoint.
+        stop_if_asked(writer, "before the test evaluation")
+        writer.set_phase(
+            P.EVALUATING, f"evaluating on the test split ({len(test)} rows)", percent=FINAL_TEST
+        )
         writer.flush(force=True)
         test_metrics = clf.evaluate(test) if len(test) else {}
+        stop_if_asked(writer, "before saving")
         writer.set_phase(P.SAVING, "saving the model")
         writer.flush(force=True)
         artifact = paths.model_artifact_dir(job.ml_model_id)
         clf.save(str(artifact))  # the engine writes a temp folder and os.replace()s it in
+        writer.set_phase(P.SAVING, "verifying that the saved model loads back", percent=VERIFYING)
+        writer.flush(force=True)
         loaded = ml_models.load_classifier(str(artifact))
         if val.texts or test.texts:
             loaded.predict([(test.texts or val.texts)[0]])  # it must load back and answer
@@ -171,17 +221,10 @@ def run_training(*, job_id: int) -> int:
             # The supervisor ended the job first (stall, cancel): this artifact belongs to no one.
             shutil.rmtree(artifact, ignore_errors=True)
         return 0
-    except ml_models.TrainingStopped as exc:
-        where = (
-            f"epoch {writer.epoch:.2f} of {writer.total_epochs}, "
-            f"step {writer.step} of {writer.total_steps}"
-        )
-        checkpoint = exc.checkpoint_path or ""
-        reason = (
-            f"Cancelled on request at {where}; checkpoint saved, resume continues from it"
-            if checkpoint
-            else f"Cancelled on request at {where}; no checkpoint, resume restarts from scratch"
-        )
+    except (ml_models.TrainingStopped, StopBeforeEnd) as exc:
+        saved = exc.checkpoint_path if isinstance(exc, ml_models.TrainingStopped) else None
+        reason, checkpoint = stopped_reason(writer, job_id=job.pk, saved=saved)
+        writer.line(reason)
         writer.flush(force=True)
         lifecycle.training_job_finish(
             job_id=job.pk, target=S.CANCELLED, reason=reason, checkpoint_path=checkpoint
@@ -189,13 +232,18 @@ def run_training(*, job_id: int) -> int:
         return 0
     except ml_models.ModelUnavailableError as exc:
         writer.flush(force=True)
-        lifecycle.training_job_finish(job_id=job.pk, target=S.FAILED, reason=str(exc))
+        reason = f"{exc}\nResume: {paths.resume_note(job_id=job.pk)}."
+        lifecycle.training_job_finish(job_id=job.pk, target=S.FAILED, reason=reason)
         return 0
     except Exception as exc:
         logger.exception("job %s failed", job.pk)
         writer.line(f"error: {type(exc).__name__}: {exc}")
         writer.flush(force=True)
-        lifecycle.training_job_finish(job_id=job.pk, target=S.FAILED, reason=short_traceback(exc))
+        # The first line stays the error itself (the job page shows only that); what a resume
+        # would start from comes right after it, above the traceback.
+        first, _, trace = short_traceback(exc).partition("\n")
+        reason = f"{first}\nResume: {paths.resume_note(job_id=job.pk)}.\n{trace}"
+        lifecycle.training_job_finish(job_id=job.pk, target=S.FAILED, reason=reason)
         return 1
     finally:
         heartbeat.stop()

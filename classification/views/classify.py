@@ -5,10 +5,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from classification import services
+from classification.batches.selectors import batch_job_list
 from classification.forms import ClassifyForm, FileUploadForm
 from classification.models import MLModel
 from classification.views.batches import batch_payload
-from web.batch_store import batch_list
 
 
 def _trained_models(request: HttpRequest):
@@ -50,5 +50,5 @@ def classify(request: HttpRequest) -> HttpResponse:
         "result": result,
         "error": error,
         "batch_form": FileUploadForm(),
-        "batches": [batch_payload(b) for b in batch_list(owner_id=request.user.pk, limit=10)],
+        "batches": [batch_payload(b) for b in batch_job_list(owner=request.user)[:10]],
     })

@@ -274,10 +274,11 @@ def _compare_row(label: str, values: list[Any], *, lower_is_better: bool,
 @require_POST
 def model_delete(request: HttpRequest, pk: int) -> HttpResponse:
     model = owned_model(request, pk)
-    if model.training_jobs.filter(status__in=TrainingJob.ACTIVE_STATUSES).exists():
-        messages.error(request, "Cancel the running training before deleting this model.")
-        return redirect("classification:model_detail", pk=model.pk)
     name = model.name
-    model.delete()
+    try:
+        services.mlmodel_delete(ml_model=model)
+    except ValueError as exc:  # still training or classifying: its folders are in use
+        messages.error(request, str(exc))
+        return redirect("classification:model_detail", pk=model.pk)
     messages.success(request, f"Deleted model “{name}”.")
     return redirect("classification:model_list")

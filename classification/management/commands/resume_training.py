@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from classification import selectors, services
+from core.queueing import QueueUnavailable
 
 
 class Command(BaseCommand):
@@ -21,6 +22,9 @@ class Command(BaseCommand):
             job = services.training_job_resume(job=job)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
+        except QueueUnavailable as exc:
+            message = f"{exc.message} Job {job_id} is failed again; resume it once it is back."
+            raise CommandError(message) from exc
         where = job.checkpoint_path or "scratch (no checkpoint was saved)"
         self.stdout.write(
             f"Job {job_id} queued again (attempt {job.attempt}); continues from {where}"

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from classification import ml_models, services
 from classification.models import TrainingJob
+from core.queueing import QueueUnavailable
 from dataset_management.models import Dataset
 
 BAR = 30
@@ -48,6 +49,10 @@ class Command(BaseCommand):
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
+        except QueueUnavailable as exc:
+            # The job row exists and is already failed with this reason; resume_training
+            # queues it again once the broker is back.
+            raise CommandError(exc.message) from exc
         self.stdout.write(f"Queued job {job.pk} for model {job.ml_model_id} ({o['model_type']})")
         if o["wait"]:
             self.follow(job, timeout=o["timeout"])

@@ -1,28 +1,80 @@
-"""manage.py ping_worker [--timeout S]: prove a Celery worker is attached, not merely running.
+"""manage.py ping_worker [--queue Q ...] [--timeout S] [--roundtrip]: are the workers attached?
 
-A ping travels through the broker and the worker writes it to the database, so success means
-broker, worker and database all work together. Exits non-zero when no worker answers.
+Reads the heartbeat rows every worker writes (core.heartbeat), so a solo worker busy training
+for hours still answers, which `celery inspect` cannot. Prints each worker with its queues and
+what it does ("busy: training job 12"), and exits 0 only when a live worker serves each queue
+asked for (default: training, inference and default). --timeout waits that long for missing
+workers to appear (a worker that was just started). --roundtrip also sends a ping through the
+broker that a worker on the default queue must write back: broker, worker and database proven
+together.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core import selectors
+from core.models import WorkerHeartbeat
 from core.services import worker_ping_roundtrip
+
+POLL_SECONDS = 0.5
+
+
+def describe(row: WorkerHeartbeat) -> str:
+    """One line per worker: "training@host (solo, pid 12 on host) queues training: busy: ..."."""
+    if row.state == WorkerHeartbeat.State.STOPPED:
+        status = "stopped"
+    elif not row.is_live():
+        status = "missing"
+    else:
+        status = row.activity
+    return (f"{row.hostname} ({row.pool}, pid {row.pid} on {row.host}) "
+            f"queues {', '.join(row.queues) or '-'}: {status}; "
+            f"heartbeat {row.age_seconds():.0f} s ago")
 
 
 class Command(BaseCommand):
-    help = "Send a ping through the broker and wait for a worker to write it to the database."
+    help = "Show the live Celery workers from their heartbeats; fail if a queue has none."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--timeout", type=float, default=30.0)
+        parser.add_argument(
+            "--queue", action="append", dest="queues", metavar="QUEUE",
+            help="a queue that must be served: training, inference, default or a full queue "
+                 "name; repeatable (default: all three)",
+        )
+        parser.add_argument("--timeout", type=float, default=0.0,
+                            help="seconds to wait for missing workers to appear (default 0)")
+        parser.add_argument("--roundtrip", action="store_true",
+                            help="also send a ping through the broker to the default queue")
 
-    def handle(self, *args: Any, timeout: float, **options: Any) -> None:
-        row = worker_ping_roundtrip(timeout=timeout)
-        if row is None:
-            raise CommandError(
-                f"no Celery worker answered within {timeout:.0f} s; see logs/celery_m1.log"
-            )
-        self.stdout.write(f"worker attached: {row.hostname} pid {row.pid}")
+    def handle(self, *args: Any, queues: list[str] | None, timeout: float, roundtrip: bool,
+               **options: Any) -> None:
+        wanted = [selectors.worker_queue_resolve(name=q) for q in queues] if queues else None
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            coverage = selectors.worker_queue_coverage(queues=wanted)
+            if all(entry.ok for entry in coverage) or time.monotonic() >= deadline:
+                break
+            time.sleep(POLL_SECONDS)
+
+        rows = selectors.worker_heartbeat_list()
+        for row in rows:
+            self.stdout.write(describe(row))
+        if not rows:
+            self.stdout.write("no worker has written a heartbeat yet")
+        missing = [entry.problem() for entry in coverage if not entry.ok]
+        if missing:
+            raise CommandError("; ".join(missing) + " (see logs/celery_*.log)")
+
+        if roundtrip:
+            row = worker_ping_roundtrip(timeout=max(timeout, 10.0))
+            if row is None:
+                raise CommandError("the heartbeats are fresh but no worker answered a ping "
+                                   "through the broker (is the default queue consumed?)")
+            self.stdout.write(f"round trip through the broker: answered by {row.hostname} "
+                              f"pid {row.pid}")
+        served = ", ".join(entry.queue for entry in coverage)
+        self.stdout.write(self.style.SUCCESS(f"workers attached: a live worker serves {served}"))

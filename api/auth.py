@@ -1,0 +1,99 @@
+"""Logging in: the API token view, and the answer django-axes gives a locked-out account.
+
+DRF's ``obtain_auth_token`` hands ``authenticate`` DRF's own Request, on which django-axes
+records the lockout where its middleware never looks; this view passes the Django request, so
+failures count and a locked-out account is refused with a clear reason, as on the login pages.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from axes.helpers import get_cool_off, get_failure_limit
+from django.conf import settings
+from django.contrib.auth import authenticate
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+LOCKOUT_TEMPLATE = "registration/locked_out.html"
+
+
+def lockout_message(request: HttpRequest, credentials: dict[str, Any] | None = None) -> str:
+    limit = get_failure_limit(request, credentials)
+    cool_off = get_cool_off(request)
+    if cool_off:
+        minutes = max(1, math.ceil(cool_off.total_seconds() / 60))
+        wait = f"for {minutes} minute{'s' if minutes != 1 else ''}"
+    else:
+        wait = "until an administrator unlocks it"
+    return (
+        f"This account is locked {wait} after {limit} failed login attempts. "
+        "Until then even the right password is refused."
+    )
+
+
+def lockout_response(request: HttpRequest, original_response: HttpResponse | None = None,
+                     credentials: dict[str, Any] | None = None) -> HttpResponse:
+    """AXES_LOCKOUT_CALLABLE: JSON under /api/, the lockout page everywhere else."""
+    message = lockout_message(request, credentials)
+    status = settings.AXES_HTTP_RESPONSE_CODE
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": message}, status=status)
+    return render(request, LOCKOUT_TEMPLATE, {"message": message}, status=status)
+
+
+class TokenRequestSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
+
+
+class TokenResponseSerializer(serializers.Serializer):
+    token = serializers.CharField()
+
+
+class TokenObtainApi(APIView):
+    """POST a username and password; the answer is the account's API token.
+
+    Throttled per client (scope "token"), and an account with too many failed attempts is
+    locked out for the cool-off time (429).
+    """
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "token"
+
+    @extend_schema(
+        request=TokenRequestSerializer,
+        responses={
+            200: TokenResponseSerializer,
+            400: OpenApiResponse(description="Wrong username or password"),
+            429: OpenApiResponse(description="Locked out, or too many requests"),
+        },
+        auth=[],
+    )
+    def post(self, request: Request) -> HttpResponse:
+        data = TokenRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        credentials = dict(data.validated_data)
+        # The Django request: django-axes marks a lockout on it, and its middleware reads it.
+        django_request = request._request
+        user = authenticate(request=django_request, **credentials)
+        if getattr(django_request, "axes_locked_out", False):
+            return lockout_response(django_request, credentials=credentials)
+        if user is None or not user.is_active:
+            raise ValidationError(
+                {"non_field_errors": ["Unable to log in with provided credentials."]}
+            )
+        token, _created = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key})

@@ -1,0 +1,66 @@
+"""Batch reads, always scoped to an owner: another user's batch id finds nothing."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from django.db.models import QuerySet
+
+from classification.batches import storage
+from classification.models import BatchJob
+
+S = BatchJob.Status
+
+
+def _uuid(batch_id: Any) -> uuid.UUID | None:
+    if isinstance(batch_id, uuid.UUID):
+        return batch_id
+    try:
+        return uuid.UUID(hex=str(batch_id))
+    except ValueError:
+        return None
+
+
+def batch_job_list(*, owner: Any) -> QuerySet[BatchJob]:
+    return BatchJob.objects.owned_by(owner).select_related("ml_model").only(
+        *[f.name for f in BatchJob._meta.concrete_fields], "ml_model__id", "ml_model__name",
+    )
+
+
+def batch_job_get(*, owner: Any, batch_id: Any) -> BatchJob | None:
+    pk = _uuid(batch_id)
+    return None if pk is None else batch_job_list(owner=owner).filter(pk=pk).first()
+
+
+def batch_job_result_file(*, batch: BatchJob) -> Path | None:
+    """The finished CSV, or None while there is none (or it has been purged)."""
+    if batch.status != S.COMPLETED or not batch.result_path:
+        return None
+    path = storage.absolute(batch.result_path)
+    return path if path.is_file() else None
+
+
+def batch_job_progress(*, batch: BatchJob) -> dict[str, Any]:
+    """Percent done, seconds left (None when unknown) and a line saying where it stands."""
+    total, done = batch.total, batch.processed or 0
+    progress = 100.0 * done / total if total else 0.0
+    if batch.status == S.COMPLETED:
+        progress = 100.0  # also for an empty file, whose total is 0
+    eta = None
+    if batch.status == S.RUNNING and batch.started_at and done and total:
+        elapsed = time.time() - batch.started_at.timestamp()
+        eta = max(0.0, elapsed / done * (total - done))
+    if batch.status == S.QUEUED:
+        phase = "waiting for the inference worker"
+    elif total is None:
+        phase = "counting articles"
+    else:
+        phase = f"{done} of {total} articles"
+        if batch.skipped:
+            phase += f", {batch.skipped} without text skipped"
+    if batch.status == S.RUNNING and batch.cancel_requested:
+        phase += " · cancelling"
+    return {"progress": round(progress, 1), "eta_seconds": eta, "phase_display": phase}

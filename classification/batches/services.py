@@ -1,0 +1,313 @@
+"""Batch writes: create (store the input, send the task), cancel, and reap the ones whose worker
+died. ``batch_job_run`` (runner.py) is what the inference worker executes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from datetime import timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from classification.batches import storage
+from classification.batches.lifecycle import (
+    batch_job_claim,
+    batch_job_fail_to_start,
+    batch_job_finish,
+)
+from classification.batches.runner import BatchFileError, batch_job_run
+from classification.jobs import processes
+from classification.models import BatchJob, MLModel
+from core.queueing import task_send_on_commit
+
+logger = logging.getLogger(__name__)
+
+S = BatchJob.Status
+
+__all__ = [
+    "BatchError",
+    "BatchFileError",
+    "batch_job_cancel",
+    "batch_job_claim",
+    "batch_job_create",
+    "batch_job_create_from_records",
+    "batch_job_finish",
+    "batch_job_run",
+    "batch_jobs_reap",
+    "batch_jobs_reconcile_on_worker_start",
+]
+
+
+class BatchError(ValueError):
+    """The request cannot become a batch; the message is for the person."""
+
+
+def _check(*, ml_model: MLModel, size: int | None) -> None:
+    if not ml_model.is_trained:
+        raise BatchError("Train the model before classifying with it.")
+    if size is not None and size > settings.MAX_UPLOAD_SIZE:
+        raise BatchError(f"The file is {size / 2**20:.1f} MB; the limit is "
+                         f"{settings.MAX_UPLOAD_SIZE / 2**20:.0f} MB.")
+
+
+def _batch_job_start(
+    *, owner: Any, ml_model: MLModel, filename: str, write: Callable[[IO[bytes]], None]
+) -> BatchJob:
+    """Store the input atomically, create the queued row, send the task once that commits.
+
+    The file is complete on disk before the row exists, so a worker never sees a half file;
+    if anything fails before the commit, the folder goes with it.
+    """
+    batch = BatchJob(owner=owner, ml_model=ml_model, filename=filename,
+                     celery_task_id=str(uuid.uuid4()))
+    folder = storage.batch_folder(owner_id=owner.pk, batch_id=batch.pk)
+    source = folder / storage.input_name(filename)
+    try:
+        folder.mkdir(parents=True)
+        part = source.with_name(source.name + ".part")
+        with part.open("wb") as out:
+            write(out)
+        os.replace(part, source)
+        batch.input_path = storage.relative(source)
+        with transaction.atomic():
+            batch.save(force_insert=True)
+            _send_on_commit(batch)
+    except BaseException:
+        # A refused message has already failed the row (and removed the folder); any other
+        # error leaves no row, so nothing must stay on disk either.
+        storage.remove_folder(folder)
+        raise
+    return batch
+
+
+def _send_on_commit(batch: BatchJob) -> None:
+    from classification.tasks import batch_job_run as task
+
+    batch_id, folder = batch.pk, storage.absolute(batch.input_path).parent
+
+    def unreachable(reason: str) -> None:
+        # Runs after the commit: the row exists, so it is failed rather than left queued for
+        # a message that was never sent, and its input is not kept.
+        batch_job_fail_to_start(batch_id=batch_id, reason=reason)
+        storage.remove_folder(folder)
+
+    task_send_on_commit(task=task, args=(batch_id.hex,), task_id=batch.celery_task_id,
+                        on_unreachable=unreachable)
+
+
+def batch_job_create(*, owner: Any, ml_model: MLModel, uploaded_file: Any) -> BatchJob:
+    """A queued batch for an uploaded file of articles (any format the dataset import reads).
+
+    Raises BatchError for a request that cannot be a batch, and core.queueing.QueueUnavailable
+    when the broker refuses the message (the row is then failed and its file removed).
+    """
+    _check(ml_model=ml_model, size=uploaded_file.size)
+    filename = Path(uploaded_file.name or "articles").name[:200] or "articles"
+
+    def write(out: IO[bytes]) -> None:
+        for chunk in uploaded_file.chunks():  # streamed: a large upload never sits in memory
+            out.write(chunk)
+
+    return _batch_job_start(owner=owner, ml_model=ml_model, filename=filename, write=write)
+
+
+def batch_job_create_from_records(
+    *, owner: Any, ml_model: MLModel, records: Iterable[dict[str, str]], filename: str
+) -> BatchJob:
+    """A queued batch for articles given as data, e.g. ``{"title": .., "abstract": ..}`` or
+    ``{"text": ..}`` each; they are written as JSONL, which the batch reader reads as any
+    upload."""
+    _check(ml_model=ml_model, size=None)
+
+    def write(out: IO[bytes]) -> None:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n")
+
+    return _batch_job_start(owner=owner, ml_model=ml_model, filename=f"{filename}.jsonl",
+                            write=write)
+
+
+def batch_job_cancel(*, batch: BatchJob) -> BatchJob:
+    """A queued batch ends now; a running one stops between two chunks (about a second)."""
+    now = timezone.now()
+    if BatchJob.objects.transition(
+        batch.pk, source=S.QUEUED, target=S.CANCELLED, cancel_requested=True,
+        reason="Cancelled before the inference worker started it.", finished_at=now,
+    ):
+        # Its message may still be delivered: the claim then finds it cancelled and stops.
+        storage.absolute(batch.input_path).unlink(missing_ok=True)
+    else:
+        BatchJob.objects.filter(pk=batch.pk, status=S.RUNNING).update(
+            cancel_requested=True, updated_at=now
+        )
+    batch.refresh_from_db()
+    return batch
+
+
+# --- Reaping ------------------------------------------------------------------------------------
+
+
+def _worker_alive(batch: BatchJob) -> bool:
+    """Is the process that claimed this batch (on this host) still that process?
+
+    A PID the kernel handed to a new process after the batch started is not its worker, so
+    the process must also be older than the batch.
+    """
+    import psutil
+
+    if not batch.worker_pid or not processes.pid_alive(batch.worker_pid):
+        return False
+    try:
+        created = psutil.Process(batch.worker_pid).create_time()
+    except psutil.Error:
+        return False
+    started = batch.started_at.timestamp() if batch.started_at else time.time()
+    return created <= started + 1.0
+
+
+def _counted(batch: BatchJob) -> str:
+    if batch.total is None:
+        return "while it was reading the file"
+    return f"after {batch.processed} of {batch.total} articles"
+
+
+def _fail_orphan(batch: BatchJob, *, why: str) -> bool:
+    reason = (f"The inference worker stopped while classifying ({why}) {_counted(batch)}; "
+              "upload the file again.")
+    if not batch_job_finish(batch_id=batch.pk, target=S.FAILED, reason=reason):
+        return False
+    # The runner that would have tidied up is gone: its input and half-written result go too.
+    if batch.input_path:
+        folder = storage.absolute(batch.input_path).parent
+        storage.absolute(batch.input_path).unlink(missing_ok=True)
+        (folder / f"{storage.RESULT_NAME}.part").unlink(missing_ok=True)
+    return True
+
+
+def batch_jobs_reconcile_on_worker_start() -> list[str]:
+    """At a worker's start: running batches of this host whose worker process is dead fail.
+
+    Only dead workers: a live inference worker beside this one (or this one, if it already
+    claimed a batch) keeps its batches.
+    """
+    host, failed = processes.hostname(), []
+    for batch in BatchJob.objects.filter(status=S.RUNNING, worker_host=host):
+        if not _worker_alive(batch) and _fail_orphan(batch, why="killed or restarted"):
+            failed.append(batch.pk.hex)
+    if failed:
+        logger.warning("worker start: failed batches %s (their worker is gone)", failed)
+    return failed
+
+
+def batch_jobs_reap(*, stale_seconds: float) -> list[str]:
+    """Fail batches that can make no more progress; remove batches older than a week.
+
+    Running batches whose worker is gone: on this host, its worker process is dead; on another
+    host (which this one cannot inspect), no progress write for `stale_seconds`. Queued batches
+    older than `stale_seconds` whose task message the broker (Redis) no longer holds. Returns
+    the failed batch ids. Safe to run from a schedule: a second run finds nothing more to do.
+    """
+    host, now, failed = processes.hostname(), timezone.now(), []
+    for batch in BatchJob.objects.filter(status=S.RUNNING).order_by("created_at"):
+        if batch.worker_host == host:
+            if _worker_alive(batch):
+                continue
+            why = "killed or restarted"
+        else:
+            age = (now - batch.updated_at).total_seconds()
+            if age <= stale_seconds:
+                continue
+            why = f"no progress from {batch.worker_host or 'its worker'} for {age:.0f} s"
+        if _fail_orphan(batch, why=why):
+            failed.append(batch.pk.hex)
+    failed += _fail_lost_messages(stale_seconds=stale_seconds)
+    if failed:
+        logger.warning("reaper: failed batches %s (their worker or message is gone)", failed)
+    _purge_old()
+    return failed
+
+
+LOST_MESSAGE_REASON = (
+    "The job queue lost this batch's message (Redis restarted or was flushed), so no worker "
+    "would ever start it; upload the file again."
+)
+
+LOST_MESSAGE_GRACE_SECONDS = 1.0
+
+
+def _queued_task_ids() -> set[str] | None:
+    """Task ids the broker holds for the inference queue, waiting or reserved by a worker;
+    None when the broker is not Redis or cannot be read (then nothing is judged lost)."""
+    from celery import current_app
+
+    if not str(current_app.conf.broker_url or "").startswith(("redis://", "rediss://")):
+        return None
+    try:
+        with current_app.connection_for_read() as conn:
+            client = conn.default_channel.client
+            raw = [*client.lrange(settings.QUEUE_INFERENCE, 0, -1), *client.hvals("unacked")]
+    except Exception as exc:  # the broker being down is itself the answer "cannot tell"
+        logger.warning("could not read the broker to look for batch messages: %s", exc)
+        return None
+    ids = set()
+    for item in raw:
+        try:
+            payload = json.loads(item)
+        except (TypeError, ValueError):
+            continue
+        if isinstance(payload, list):  # kombu's unacked hash stores [message, exchange, key]
+            payload = payload[0] if payload else {}
+        headers = payload.get("headers") if isinstance(payload, dict) else None
+        if isinstance(headers, dict) and headers.get("id"):
+            ids.add(headers["id"])
+    return ids
+
+
+def _fail_lost_messages(*, stale_seconds: float) -> list[str]:
+    """Queued batches older than `stale_seconds` whose message the broker no longer holds."""
+    cutoff = timezone.now() - timedelta(seconds=stale_seconds)
+    waiting = list(BatchJob.objects.filter(status=S.QUEUED, created_at__lt=cutoff))
+    held = _queued_task_ids() if waiting else None
+    if held is None:
+        return []
+    lost = [batch for batch in waiting if batch.celery_task_id not in held]
+    if lost:
+        # A worker acks the message just before it claims the row; a moment's wait lets such
+        # a claim land, and the transition below then leaves that batch alone.
+        time.sleep(LOST_MESSAGE_GRACE_SECONDS)
+    failed = []
+    for batch in lost:
+        if batch_job_fail_to_start(batch_id=batch.pk, reason=LOST_MESSAGE_REASON):
+            storage.absolute(batch.input_path).unlink(missing_ok=True)
+            failed.append(batch.pk.hex)
+    return failed
+
+
+def _purge_old() -> None:
+    """Finished batches older than a week go, rows and files; so do folders without a row."""
+    cutoff = timezone.now() - timedelta(seconds=storage.KEEP_SECONDS)
+    old = BatchJob.objects.exclude(status__in=BatchJob.ACTIVE_STATUSES).filter(
+        created_at__lt=cutoff
+    )
+    for batch in old.only("id", "owner_id"):
+        storage.remove_folder(storage.batch_folder(owner_id=batch.owner_id, batch_id=batch.pk))
+    old.delete()
+    root = storage.batches_root()
+    if not root.is_dir():
+        return
+    active = {b.hex for b in BatchJob.objects.active().values_list("id", flat=True)}
+    oldest = time.time() - storage.KEEP_SECONDS
+    for owner_folder in root.iterdir():
+        if not owner_folder.is_dir():
+            continue
+        for folder in owner_folder.iterdir():
+            if folder.name not in active and folder.stat().st_mtime < oldest:
+                storage.remove_folder(folder)

@@ -1,0 +1,44 @@
+"""Where a batch keeps its files: MEDIA_ROOT/batches/<owner id>/<batch id hex>/.
+
+Rows store paths relative to MEDIA_ROOT (like Dataset.rows_path), so the web process and an
+inference worker that mount MEDIA_ROOT at different places still agree. Nothing a person typed
+ever becomes part of a path: the folder is named by ids and the files by fixed names.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+
+KEEP_SECONDS = 7 * 24 * 3600  # finished batches, and their files, are removed after a week
+RESULT_NAME = "result.csv"
+
+
+def batches_root() -> Path:
+    return Path(settings.MEDIA_ROOT) / "batches"
+
+
+def batch_folder(*, owner_id: int, batch_id: uuid.UUID) -> Path:
+    return batches_root() / str(int(owner_id)) / batch_id.hex
+
+
+def input_name(filename: str) -> str:
+    # The reader sniffs the format from the original name (kept on the row); the file on disk
+    # keeps only a tidy extension.
+    suffix = "".join(c for c in Path(filename).suffix.lower() if c.isalnum())[:8]
+    return f"input.{suffix}" if suffix else "input"
+
+
+def relative(path: Path) -> str:
+    return str(path.relative_to(Path(settings.MEDIA_ROOT)))
+
+
+def absolute(relative_path: str) -> Path:
+    return Path(settings.MEDIA_ROOT) / relative_path
+
+
+def remove_folder(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,114 @@
+"""Disk hygiene: what a job leaves under MODEL_ARTIFACT_ROOT, and deleting a model's files.
+
+A checkpoint holds the weights plus the optimizer state (about three times the model), and
+Trainer keeps two per job. So a completed job keeps none (its artifact is the result), a job
+that can be resumed keeps only the newest complete one (all a resume reads), and a deleted model
+takes its artifact and every job folder with it.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from classification.jobs import paths
+from classification.models import MLModel, TrainingJob
+
+logger = logging.getLogger(__name__)
+
+S = TrainingJob.Status
+
+
+def _inside_artifact_root(path: Path) -> bool:
+    # A row's artifact_path is only trusted to name a folder MedLitBot wrote: nothing outside
+    # MODEL_ARTIFACT_ROOT is ever removed, whatever the row says.
+    root = Path(settings.MODEL_ARTIFACT_ROOT).resolve()
+    resolved = path.resolve()
+    return resolved != root and resolved.is_relative_to(root)
+
+
+def _remove(path: Path) -> bool:
+    if not path.exists():
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    return not path.exists()
+
+
+def training_job_prune_checkpoints(*, job_id: int) -> list[str]:
+    """Trim a finished job's folder to what it may still need; returns what was removed.
+
+    Completed: the whole folder goes. Failed, stalled or cancelled: only the newest complete
+    checkpoint stays (cut-off saves go too). Queued or running: nothing is touched, since a
+    training may be writing there. Safe to run any number of times.
+    """
+    status = TrainingJob.objects.filter(pk=job_id).values_list("status", flat=True).first()
+    folder = paths.job_output_dir(job_id)
+    if not folder.is_dir() or status in TrainingJob.ACTIVE_STATUSES:
+        return []
+    if status is None or status == S.COMPLETED:
+        # No row (its model was deleted) or a finished model: nothing here will be read again.
+        return [str(folder)] if _remove(folder) else []
+    newest = paths.latest_checkpoint(folder)
+    removed = []
+    for _step, checkpoint, _complete in paths.checkpoint_dirs(folder):
+        if str(checkpoint) != newest and _remove(checkpoint):
+            removed.append(str(checkpoint))
+    if removed:
+        logger.info("job %s: removed %d older or incomplete checkpoint(s), kept %s",
+                    job_id, len(removed), newest)
+    return removed
+
+
+def training_job_dirs_sweep() -> list[str]:
+    """Prune every job folder on disk; catches jobs ended while no supervisor ran (a dead
+    worker, cleanup_stuck_training) and folders left by models deleted before this existed."""
+    root = Path(settings.MODEL_ARTIFACT_ROOT) / "jobs"
+    if not root.is_dir():
+        return []
+    removed: list[str] = []
+    for folder in sorted(root.iterdir()):
+        if folder.is_dir() and folder.name.startswith("job-") and folder.name[4:].isdigit():
+            removed += training_job_prune_checkpoints(job_id=int(folder.name[4:]))
+    return removed
+
+
+def mlmodel_delete(*, ml_model: MLModel) -> None:
+    """Delete a model, its jobs and batches now, and their files once the deletion commits.
+
+    Refused (ValueError) while it trains or classifies a batch: that work would write into
+    folders this removes. Files are removed only after the commit, so a rolled-back delete keeps
+    a model whose artifact is still there (as dataset_delete does).
+    """
+    if ml_model.training_jobs.filter(status__in=TrainingJob.ACTIVE_STATUSES).exists():
+        raise ValueError("Cancel the running training before deleting this model.")
+    batches = getattr(ml_model, "batch_jobs", None)  # the batch app's related name
+    if batches is not None and batches.filter(status__in=batches.model.ACTIVE_STATUSES).exists():
+        raise ValueError("Wait for its batches to finish (or cancel them) before deleting it.")
+
+    job_ids = ml_model.training_jobs.values_list("pk", flat=True)
+    folders = [paths.job_output_dir(pk) for pk in job_ids]
+    folders.append(paths.model_artifact_dir(ml_model.pk))
+    if ml_model.artifact_path:
+        folders.append(Path(ml_model.artifact_path))
+    folders = [f for f in folders if _inside_artifact_root(f)]
+    if batches is not None:
+        from classification.batches import storage
+
+        folders += [
+            storage.batch_folder(owner_id=owner_id, batch_id=batch_id)
+            for batch_id, owner_id in batches.values_list("pk", "owner_id")
+        ]
+
+    def remove_files() -> None:
+        for folder in folders:
+            _remove(folder)
+        logger.info("model %s deleted with its files", model_id)
+
+    model_id = ml_model.pk
+    with transaction.atomic():
+        ml_model.delete()
+        transaction.on_commit(remove_files)

@@ -1,0 +1,253 @@
+"""Prometheus metrics: what the database and the broker say at scrape time, and request latency.
+
+The job, queue and worker figures are read when Prometheus scrapes (`DatabaseCollector`), never
+kept in process memory, so every web process answers the same and a restart loses nothing.
+Request latency is the one in-process metric (`RequestMetricsMiddleware`).
+
+Under gunicorn with several worker processes each process has its own latency histogram; set
+PROMETHEUS_MULTIPROC_DIR (an empty folder, before the web starts) and /metrics sums them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+
+from django.db.models import Count, DurationField, ExpressionWrapper, F, Min, Q, Sum
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from prometheus_client import CollectorRegistry, Histogram, ProcessCollector, generate_latest
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.utils import floatToGoString
+
+logger = logging.getLogger(__name__)
+
+# From a TF-IDF fit (seconds) to a fine-tuned transformer (hours), up to JOB_HARD_TIME_LIMIT.
+JOB_DURATION_BUCKETS = (
+    5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0, 7200.0, 14400.0,
+    21600.0, 43200.0,
+)
+REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0)
+# Anything else (WebDAV verbs, garbage) is one label value: clients must not mint label values.
+KNOWN_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+
+REGISTRY = CollectorRegistry()
+REQUEST_LATENCY = Histogram(
+    "medlitbot_http_request_duration_seconds",
+    "Time from the request reaching Django to its response, by method, route and status class.",
+    ["method", "route", "status"],
+    buckets=REQUEST_BUCKETS,
+    registry=REGISTRY,
+)
+ProcessCollector(registry=REGISTRY)
+
+
+class DatabaseCollector:
+    """Reads jobs, queues and worker heartbeats at scrape time.
+
+    Each family is read on its own: one that fails (say, Redis is down) is skipped and counted
+    in medlitbot_metrics_collect_errors, and the others are still served.
+    """
+
+    def describe(self) -> list[Metric]:
+        # Nothing to announce up front: registering must not query the database.
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        errors = GaugeMetricFamily(
+            "medlitbot_metrics_collect_errors",
+            "Metric families that could not be read at this scrape (see the web log).",
+            labels=["family"],
+        )
+        families: list[tuple[str, Callable[[], list[Metric]]]] = [
+            ("jobs", self.jobs),
+            ("job_durations", self.job_durations),
+            ("queues", self.queues),
+            ("workers", self.workers),
+        ]
+        for name, read in families:
+            try:
+                yield from read()
+                errors.add_metric([name], 0)
+            except Exception:
+                logger.exception("metrics: could not read %s", name)
+                errors.add_metric([name], 1)
+        yield errors
+
+    def jobs(self) -> list[Metric]:
+        from classification.models import TrainingJob
+
+        counts = {status: 0 for status in TrainingJob.Status.values}
+        for row in TrainingJob.objects.order_by().values("status").annotate(n=Count("pk")):
+            counts[row["status"]] = row["n"]
+        by_status = GaugeMetricFamily(
+            "medlitbot_training_jobs", "Training jobs by status.", labels=["status"]
+        )
+        for status, n in counts.items():
+            by_status.add_metric([status], n)
+        oldest = TrainingJob.objects.filter(status=TrainingJob.Status.QUEUED).aggregate(
+            at=Min("updated_at")
+        )["at"]
+        waiting = GaugeMetricFamily(
+            "medlitbot_training_queue_oldest_wait_seconds",
+            "How long the job at the head of the training queue has waited (0: none queued).",
+        )
+        waiting.add_metric([], (timezone.now() - oldest).total_seconds() if oldest else 0.0)
+        return [by_status, waiting]
+
+    def job_durations(self) -> list[Metric]:
+        """A histogram of finished jobs' last attempt (started_at -> finished_at), by outcome.
+
+        Counted by the database, so the cost does not grow with rows shipped to Python.
+        """
+        from classification.models import TrainingJob
+
+        duration = ExpressionWrapper(F("finished_at") - F("started_at"),
+                                     output_field=DurationField())
+        buckets = {
+            f"le_{i}": Count("pk", filter=Q(duration__lte=timedelta(seconds=bound)))
+            for i, bound in enumerate(JOB_DURATION_BUCKETS)
+        }
+        rows = (
+            TrainingJob.objects.filter(started_at__isnull=False, finished_at__isnull=False)
+            .exclude(status__in=TrainingJob.ACTIVE_STATUSES)
+            .annotate(duration=duration)
+            .order_by()
+            .values("status", "ml_model__model_type")
+            .annotate(n=Count("pk"), total=Sum("duration"), **buckets)
+        )
+        family = HistogramMetricFamily(
+            "medlitbot_training_job_duration_seconds",
+            "Wall-clock time of finished training jobs (their last attempt), by outcome and "
+            "model type.",
+            labels=["status", "model_type"],
+        )
+        for row in rows:
+            points = [(floatToGoString(bound), row[f"le_{i}"])
+                      for i, bound in enumerate(JOB_DURATION_BUCKETS)]
+            points.append(("+Inf", row["n"]))
+            total = row["total"]
+            seconds = total.total_seconds() if isinstance(total, timedelta) else float(total or 0)
+            family.add_metric([row["status"], row["ml_model__model_type"] or ""], points,
+                              sum_value=max(0.0, seconds))
+        return [family]
+
+    def queues(self) -> list[Metric]:
+        from core import selectors
+
+        depths = selectors.broker_queue_depths(timeout=1.5)
+        if depths is None:  # not Redis (filesystem broker), or unreachable: nothing to say
+            return []
+        family = GaugeMetricFamily(
+            "medlitbot_queue_depth", "Messages waiting in each broker queue (Redis LLEN).",
+            labels=["queue"],
+        )
+        for queue, depth in depths.items():
+            family.add_metric([queue], depth)
+        return [family]
+
+    def workers(self) -> list[Metric]:
+        from core import selectors
+
+        now = timezone.now()
+        rows = selectors.worker_heartbeat_list()
+        age = GaugeMetricFamily(
+            "medlitbot_worker_heartbeat_age_seconds",
+            "Seconds since each Celery worker last wrote its heartbeat row.",
+            labels=["worker", "pool"],
+        )
+        up = GaugeMetricFamily(
+            "medlitbot_worker_up",
+            "1 when the worker's heartbeat is younger than WORKER_HEARTBEAT_TIMEOUT.",
+            labels=["worker", "pool"],
+        )
+        busy = GaugeMetricFamily(
+            "medlitbot_worker_busy", "1 while a live worker runs a task.", labels=["worker"]
+        )
+        for row in rows:
+            labels = [row.hostname, row.pool]
+            live = row.is_live(now=now)
+            age.add_metric(labels, row.age_seconds(now=now))
+            up.add_metric(labels, 1 if live else 0)
+            busy.add_metric([row.hostname], 1 if live and row.state == row.State.BUSY else 0)
+        serving = GaugeMetricFamily(
+            "medlitbot_queue_live_workers", "Live workers consuming each queue (alert on 0).",
+            labels=["queue"],
+        )
+        for entry in selectors.worker_queue_coverage(workers=rows):
+            serving.add_metric([entry.queue], len(entry.live))
+        return [age, up, busy, serving]
+
+
+REGISTRY.register(DatabaseCollector())
+
+
+def metrics_exposition() -> tuple[bytes, str]:
+    """The text exposition and its content type."""
+    from prometheus_client import CONTENT_TYPE_LATEST
+
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        # Each gunicorn process wrote its latency samples to the folder; sum them here.
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        registry.register(DatabaseCollector())
+        return generate_latest(registry), CONTENT_TYPE_LATEST
+    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+
+
+def request_route(request: HttpRequest) -> str:
+    """The URL pattern's name, never the raw path: paths carry ids and would explode labels."""
+    match = getattr(request, "resolver_match", None)
+    if match is None:
+        # Answered before URL resolution (static files, redirects, refusals) or not found.
+        return "unresolved"
+    return match.view_name or "unnamed"
+
+
+class RequestMetricsMiddleware:
+    """Observes each request's latency; first in MIDDLEWARE so it times all the others too.
+
+    Streaming responses (downloads) are timed to their first byte, not to their last.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        started = time.perf_counter()
+        response = self.get_response(request)
+        try:
+            method = request.method if request.method in KNOWN_METHODS else "other"
+            REQUEST_LATENCY.labels(
+                method=method, route=request_route(request),
+                status=f"{response.status_code // 100}xx",
+            ).observe(time.perf_counter() - started)
+        except Exception:  # a metrics bug must never cost a response
+            logger.exception("could not record request metrics")
+        return response
+
+
+def metrics_client_allowed(*, remote_addr: str, allowed: list[str]) -> bool:
+    """Whether REMOTE_ADDR is in METRICS_ALLOWED_IPS (addresses or CIDR networks; "*": all)."""
+    import ipaddress
+
+    if "*" in allowed:
+        return True
+    try:
+        address = ipaddress.ip_address(remote_addr.split("%", 1)[0])
+    except ValueError:
+        return False
+    if getattr(address, "ipv4_mapped", None):  # "::ffff:10.0.0.5" from a dual-stack socket
+        address = address.ipv4_mapped
+    for entry in allowed:
+        try:
+            if address in ipaddress.ip_network(entry.strip(), strict=False):
+                return True
+        except ValueError:
+            logger.warning("METRICS_ALLOWED_IPS: %r is not an address or network", entry)
+    return False

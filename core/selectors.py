@@ -1,0 +1,210 @@
+"""Core reads: which workers are alive and what they serve, and the readiness checks.
+
+A worker is live when its heartbeat row is younger than WORKER_HEARTBEAT_TIMEOUT and does not
+say it stopped (core.heartbeat writes the rows). Every answer here comes from the database and
+the broker, never from `celery inspect`, which a solo worker busy training cannot answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from core.models import WorkerHeartbeat
+
+logger = logging.getLogger(__name__)
+
+# kombu's Redis transport keeps a queue's messages in the queue's own list, plus one list per
+# priority step for messages sent with a priority (key: queue + "\x06\x16" + step).
+REDIS_PRIORITY_SEP = "\x06\x16"
+REDIS_PRIORITY_STEPS = (3, 6, 9)
+
+
+def worker_queues() -> dict[str, str]:
+    """The queues a complete installation serves, by role: {"training": "<prefix>training"}."""
+    return {
+        "training": settings.QUEUE_TRAINING,
+        "inference": settings.QUEUE_INFERENCE,
+        "default": settings.QUEUE_DEFAULT,
+    }
+
+
+def worker_queue_resolve(*, name: str) -> str:
+    """A role ("training") or a full queue name -> the queue name; unknown names pass through."""
+    return worker_queues().get(name, name)
+
+
+def worker_heartbeat_list() -> list[WorkerHeartbeat]:
+    """Every worker that has written a row, live or not, by node name."""
+    return list(WorkerHeartbeat.objects.order_by("hostname"))
+
+
+@dataclass
+class QueueCoverage:
+    queue: str
+    live: list[WorkerHeartbeat] = field(default_factory=list)
+    # The most recently seen worker that served this queue but is gone: for "last seen" texts.
+    last_gone: WorkerHeartbeat | None = None
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.live)
+
+    def problem(self, *, now: Any = None) -> str:
+        if self.live:
+            return ""
+        if self.last_gone is None:
+            return f"no worker has ever served queue {self.queue}"
+        gone = self.last_gone
+        if gone.state == WorkerHeartbeat.State.STOPPED:
+            return f"no live worker serves queue {self.queue} (its worker stopped)"
+        return (
+            f"no live worker serves queue {self.queue} (last heartbeat "
+            f"{gone.age_seconds(now=now):.0f} s ago; limit "
+            f"{settings.WORKER_HEARTBEAT_TIMEOUT:.0f} s)"
+        )
+
+
+def worker_queue_coverage(
+    *, queues: list[str] | None = None, workers: list[WorkerHeartbeat] | None = None
+) -> list[QueueCoverage]:
+    """For each queue (default: all three), the live workers serving it."""
+    now = timezone.now()
+    wanted = queues if queues is not None else list(worker_queues().values())
+    rows = worker_heartbeat_list() if workers is None else workers
+    coverage = []
+    for queue in wanted:
+        entry = QueueCoverage(queue=queue)
+        for row in rows:
+            if not row.serves(queue):
+                continue
+            if row.is_live(now=now):
+                entry.live.append(row)
+            elif entry.last_gone is None or row.last_seen > entry.last_gone.last_seen:
+                entry.last_gone = row
+        coverage.append(entry)
+    return coverage
+
+
+# --- readiness --------------------------------------------------------------------------------
+# Failures are named by kind only (no URLs, host names or credentials): /readyz needs no login.
+
+
+def database_check() -> str:
+    """'' when a query succeeds, else what failed."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:
+        logger.warning("readiness: database check failed: %s", exc)
+        return f"database query failed ({type(exc).__name__})"
+    return ""
+
+
+def _redis_client(*, timeout: float) -> Any:
+    import redis
+
+    return redis.Redis.from_url(
+        settings.CELERY_BROKER_URL, socket_connect_timeout=timeout, socket_timeout=timeout
+    )
+
+
+def broker_is_redis() -> bool:
+    return str(settings.CELERY_BROKER_URL).startswith(("redis://", "rediss://"))
+
+
+def broker_check(*, timeout: float) -> str:
+    """'' when the broker answers within `timeout` seconds, else what failed."""
+    try:
+        if broker_is_redis():
+            client = _redis_client(timeout=timeout)
+            try:
+                client.ping()
+            finally:
+                client.close()
+        else:
+            from celery import current_app
+
+            with current_app.connection_for_read(connect_timeout=timeout) as conn:
+                conn.ensure_connection(max_retries=1, interval_start=0, timeout=timeout)
+    except Exception as exc:
+        logger.warning("readiness: broker check failed: %s", exc)
+        return f"broker unreachable ({type(exc).__name__})"
+    return ""
+
+
+def broker_queue_depths(*, timeout: float = 2.0) -> dict[str, int] | None:
+    """Messages waiting per queue (Redis LLEN); None when the broker is not Redis or is down."""
+    if not broker_is_redis():
+        return None
+    queues = list(worker_queues().values())
+    try:
+        client = _redis_client(timeout=timeout)
+        try:
+            pipe = client.pipeline(transaction=False)
+            for queue in queues:
+                pipe.llen(queue)
+                for step in REDIS_PRIORITY_STEPS:
+                    pipe.llen(f"{queue}{REDIS_PRIORITY_SEP}{step}")
+            lengths = pipe.execute()
+        finally:
+            client.close()
+    except Exception as exc:
+        logger.warning("could not read queue depths from the broker: %s", exc)
+        return None
+    per_queue = 1 + len(REDIS_PRIORITY_STEPS)
+    return {
+        queue: int(sum(lengths[i * per_queue:(i + 1) * per_queue]))
+        for i, queue in enumerate(queues)
+    }
+
+
+@dataclass
+class Readiness:
+    checks: dict[str, str]  # check name -> "" (passed) or what failed
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)  # counts, never names
+
+    @property
+    def ok(self) -> bool:
+        return not any(self.checks.values())
+
+    @property
+    def failing(self) -> list[str]:
+        return [name for name, problem in self.checks.items() if problem]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "status": "ok" if self.ok else "unavailable",
+            "checks": {
+                name: {"ok": not problem, **({"error": problem} if problem else {}),
+                       **self.details.get(name, {})}
+                for name, problem in self.checks.items()
+            },
+            "failing": self.failing,
+        }
+
+
+def system_readiness(*, broker_timeout: float = 1.5) -> Readiness:
+    """Database, broker, and a live worker for each queue (checks "worker:<role>")."""
+    checks = {"database": database_check(), "broker": broker_check(timeout=broker_timeout)}
+    roles = {queue: role for role, queue in worker_queues().items()}
+    if checks["database"]:
+        for role in roles.values():
+            checks[f"worker:{role}"] = "unknown: the database is unreachable"
+        return Readiness(checks)
+    details = {}
+    for entry in worker_queue_coverage():
+        name = f"worker:{roles[entry.queue]}"
+        checks[name] = entry.problem()
+        details[name] = {
+            "queue": entry.queue,
+            "live": len(entry.live),
+            "busy": sum(1 for w in entry.live if w.state == WorkerHeartbeat.State.BUSY),
+        }
+    return Readiness(checks, details)
