@@ -47,3 +47,17 @@ loglevel = os.environ.get("WEB_LOG_LEVEL", "info")
 # Behind a reverse proxy on another address, list it here so X-Forwarded-* is trusted.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 proc_name = "medlitbot-web"
+
+# /metrics must sum every gunicorn process's request latencies, not just the one it lands on:
+# prometheus_client's multiprocess mode shares them through files in this (emptied) folder.
+_metrics_dir = os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR",
+                                     os.path.join(_log_dir, "prometheus"))
+os.makedirs(_metrics_dir, exist_ok=True)
+for _stale in os.listdir(_metrics_dir):
+    os.remove(os.path.join(_metrics_dir, _stale))
+
+
+def child_exit(server: object, worker: object) -> None:
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)  # type: ignore[attr-defined]

@@ -545,7 +545,10 @@ class TransformerClassifier(BaseClassifier):
         else:
             self.thresholds = [0.5] * len(self.label_names)
             self.metrics = {}
-        self.metrics["best_checkpoint"] = trainer.state.best_model_checkpoint
+        best = trainer.state.best_model_checkpoint
+        # The name only: the job's checkpoints are removed once it completes, so a path would
+        # point at nothing; the name still says which step's weights these are.
+        self.metrics["best_checkpoint"] = os.path.basename(best) if best else None
         self.timings["fit_seconds"] = time.perf_counter() - started
         if not config.output_dir:
             shutil.rmtree(output_dir, ignore_errors=True)

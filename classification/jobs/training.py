@@ -94,12 +94,12 @@ def build_config(job: TrainingJob, writer: ProgressWriter) -> ml_models.TrainCon
 
 
 class StopBeforeEnd(Exception):
-    """A cancel seen between the engine's fit and the end (before the test split, the save)."""
+    """A cancel seen outside the engine's fit: before it starts, before the test split, the save."""
 
 
-def stop_if_asked(writer: ProgressWriter, where: str) -> None:
+def stop_if_asked(writer: ProgressWriter) -> None:
     if writer.should_stop():
-        raise StopBeforeEnd(where)
+        raise StopBeforeEnd()
 
 
 def stopped_reason(writer: ProgressWriter, *, job_id: int, saved: str | None) -> tuple[str, str]:
@@ -184,17 +184,18 @@ def run_training(*, job_id: int) -> int:
         )
         writer.flush(force=True)
         clf = ml_models.create_classifier(job.ml_model.model_type, device_plan=plan)
+        stop_if_asked(writer)  # the imports and the device plan take seconds
         val_metrics = clf.fit(train, val, config, writer.progress_cb, writer.should_stop)
 
         # The final phases are short and cannot be interrupted inside; a cancel asked for during
         # one is honoured at the next boundary, keeping the last epoch's checkpoint.
-        stop_if_asked(writer, "before the test evaluation")
+        stop_if_asked(writer)
         writer.set_phase(
             P.EVALUATING, f"evaluating on the test split ({len(test)} rows)", percent=FINAL_TEST
         )
         writer.flush(force=True)
         test_metrics = clf.evaluate(test) if len(test) else {}
-        stop_if_asked(writer, "before saving")
+        stop_if_asked(writer)
         writer.set_phase(P.SAVING, "saving the model")
         writer.flush(force=True)
         artifact = paths.model_artifact_dir(job.ml_model_id)

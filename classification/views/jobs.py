@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from classification import services
 from classification.models import TrainingJob
+from classification.selectors import training_job_queue_positions
 from classification.views.presenters import job_reason_plain
 from web.estimates import SINGLE_PASS_TYPES
 
@@ -32,8 +33,11 @@ def owned_job(request: HttpRequest, pk: int) -> TrainingJob:
 @login_required
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = owned_job(request, pk)
+    positions = training_job_queue_positions() if job.status == job.Status.QUEUED else {}
     return render(request, "classification/job_detail.html", {
         "job": job,
+        "queue_position": positions.get(job.pk),
+        "queue_length": len(positions),
         "model": job.ml_model,
         "reason_plain": job_reason_plain(status=job.status, reason=job.reason),
         "single_pass_types": SINGLE_PASS_TYPES,

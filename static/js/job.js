@@ -37,6 +37,10 @@
   function fmt(v, digits) { return v === null || v === undefined ? "–" : Number(v).toFixed(digits); }
 
   function render(d) {
+    // Lines that hold only in one state (the queue position) vanish once the job moves on.
+    document.querySelectorAll("#job-card [data-show-when]").forEach(function (el) {
+      el.hidden = el.getAttribute("data-show-when") !== d.status;
+    });
     var pct = Math.round(d.progress);
     text("job-percent", pct + "%");
     var prog = document.getElementById("job-progress");
