@@ -36,3 +36,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # subprocesses are pointed at it by tests/plugins/worker.py.
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(_scratch / "test_db.sqlite3")}  # noqa: F405
+
+# Production serves collected files; the suite's gunicorn finds them in the apps and static/
+# directly, so no test has to run collectstatic first.
+WHITENOISE_USE_FINDERS = True

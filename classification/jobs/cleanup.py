@@ -15,8 +15,9 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
+from classification.batches import storage
 from classification.jobs import paths
-from classification.models import MLModel, TrainingJob
+from classification.models import BatchJob, MLModel, TrainingJob
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ def training_job_dirs_sweep() -> list[str]:
 
 
 def mlmodel_delete(*, ml_model: MLModel) -> None:
-    """Delete a model, its jobs and batches now, and their files once the deletion commits.
+    """Delete a model with its jobs and batches now, and their files once the deletion commits.
 
     Refused (ValueError) while it trains or classifies a batch: that work would write into
     folders this removes. Files are removed only after the commit, so a rolled-back delete keeps
@@ -85,23 +86,21 @@ def mlmodel_delete(*, ml_model: MLModel) -> None:
     """
     if ml_model.training_jobs.filter(status__in=TrainingJob.ACTIVE_STATUSES).exists():
         raise ValueError("Cancel the running training before deleting this model.")
-    batches = getattr(ml_model, "batch_jobs", None)  # the batch app's related name
-    if batches is not None and batches.filter(status__in=batches.model.ACTIVE_STATUSES).exists():
+    if ml_model.batch_jobs.filter(status__in=BatchJob.ACTIVE_STATUSES).exists():
         raise ValueError("Wait for its batches to finish (or cancel them) before deleting it.")
 
     job_ids = ml_model.training_jobs.values_list("pk", flat=True)
     folders = [paths.job_output_dir(pk) for pk in job_ids]
     folders.append(paths.model_artifact_dir(ml_model.pk))
     if ml_model.artifact_path:
-        folders.append(Path(ml_model.artifact_path))
+        # A relative artifact_path is relative to the root, as the model pages read it.
+        folders.append(Path(settings.MODEL_ARTIFACT_ROOT) / ml_model.artifact_path)
     folders = [f for f in folders if _inside_artifact_root(f)]
-    if batches is not None:
-        from classification.batches import storage
-
-        folders += [
-            storage.batch_folder(owner_id=owner_id, batch_id=batch_id)
-            for batch_id, owner_id in batches.values_list("pk", "owner_id")
-        ]
+    # The batch rows go with the model (CASCADE); their folders would be left to no one.
+    folders += [
+        storage.batch_folder(owner_id=owner_id, batch_id=batch_id)
+        for batch_id, owner_id in ml_model.batch_jobs.values_list("pk", "owner_id")
+    ]
 
     def remove_files() -> None:
         for folder in folders:
