@@ -150,6 +150,16 @@ class ModelDetailApi(APIView):
     def get(self, request: Request, pk: int) -> Response:
         return Response(s.ModelDetailSerializer(_owned_model(request, pk)).data)
 
+    @extend_schema(responses={204: None, 409: OpenApiResponse(
+        description="a training or batch of this model is still active")})
+    def delete(self, request: Request, pk: int) -> Response:
+        """Delete the model, its artifact and its jobs' checkpoints (files go after commit)."""
+        try:
+            services.mlmodel_delete(ml_model=_owned_model(request, pk))
+        except ValueError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
 
 class ModelMetricsApi(APIView):
     @extend_schema(responses={200: OpenApiResponse(

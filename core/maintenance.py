@@ -37,6 +37,14 @@ def _dead_batches() -> str:
     return f"{len(failed)} batch(es) whose worker is gone failed" if failed else ""
 
 
+def _leftover_checkpoints() -> str:
+    from classification.jobs.cleanup import training_job_dirs_sweep
+
+    # Jobs ended while no supervisor ran (a dead worker, the reaper) still hold every checkpoint.
+    removed = training_job_dirs_sweep()
+    return f"{len(removed)} leftover checkpoint folder(s) removed" if removed else ""
+
+
 def _abandoned_staged_uploads() -> str:
     from web.staging import staging_purge_abandoned
 
@@ -54,6 +62,7 @@ def _old_worker_pings() -> str:
 STEPS: list[Callable[[], str]] = [
     _stuck_training_jobs,
     _dead_batches,
+    _leftover_checkpoints,
     _abandoned_staged_uploads,
     _old_worker_pings,
 ]

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from classification.jobs import broker, lifecycle, processes
+from classification.jobs import broker, cleanup, lifecycle, paths, processes
 from classification.models import TrainingJob
 
 logger = logging.getLogger(__name__)
@@ -46,15 +46,16 @@ def training_jobs_reconcile_on_worker_start() -> list[int]:
         pid = job.worker_pid
         if pid and pid != me and processes.is_our_process(pid):
             continue
+        # The orphaned child goes first: only then is the newest checkpoint on disk final.
+        if job.child_pid and processes.is_our_process(job.child_pid):
+            processes.kill_pid(job.child_pid)
         reason = (
             f"Stalled: worker restarted; the worker process {pid} on {host} that ran this job "
-            "is gone, and its training process died with it. Resume to continue from the last "
-            "checkpoint."
+            f"is gone, and its training process died with it; {paths.resume_note(job_id=job.pk)}."
         )
         if lifecycle.training_job_finish(job_id=job.pk, target=S.STALLED, reason=reason):
             stalled.append(job.pk)
-            if job.child_pid and processes.is_our_process(job.child_pid):
-                processes.kill_pid(job.child_pid)
+            cleanup.training_job_prune_checkpoints(job_id=job.pk)
     if stalled:
         logger.warning("worker start: marked jobs %s stalled (worker restarted)", stalled)
     return stalled
