@@ -4,9 +4,11 @@ from drf_spectacular.views import SpectacularAPIView
 from api import views
 from api.auth import TokenObtainApi
 from api.docs import OfflineSwaggerView
+from api.index import ApiIndex
 
 app_name = "api"
 urlpatterns = [
+    path("", ApiIndex.as_view(), name="index"),
     path("token/", TokenObtainApi.as_view(), name="token"),
     path("datasets/", views.DatasetListCreateApi.as_view(), name="dataset_list"),
     path("datasets/<int:pk>/", views.DatasetDetailApi.as_view(), name="dataset_detail"),

@@ -25,9 +25,14 @@ class Command(BaseCommand):
         from dataset_management.services import dataset_create_from_upload
 
         user_model = get_user_model()
+        # The demo account is an ordinary user: it must not open the admin. An administrator
+        # is made on purpose, with `manage.py createsuperuser`.
         user, created = user_model.objects.get_or_create(
-            username=username, defaults={"email": f"{username}@example.org", "is_staff": True}
+            username=username, defaults={"email": f"{username}@example.org"}
         )
+        if user.is_staff or user.is_superuser:  # installs from before this change
+            user.is_staff = user.is_superuser = False
+            user.save(update_fields=["is_staff", "is_superuser"])
         if created:
             user.set_password(password)
             user.save(update_fields=["password"])

@@ -1,0 +1,37 @@
+"""GET /api/: the index of endpoints, so the API's front door answers instead of a 404."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.views import APIView
+
+# (name, what it is for); the URLs come from the URLconf, so they never drift from it.
+ENDPOINTS = [
+    ("token", "POST username and password for a token; send it as 'Authorization: Token ...'"),
+    ("dataset_list", "your datasets; POST a file (multipart) to import one"),
+    ("model_list", "your models"),
+    ("job_list", "training jobs; POST to train a model"),
+    ("batch_list", "batch classifications; POST a file to /api/models/<id>/batches/"),
+    ("schema", "the OpenAPI schema"),
+    ("docs", "interactive documentation (Swagger UI)"),
+]
+
+
+class ApiIndex(APIView):
+    """The endpoints of this API, with one line each; needs no login."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(exclude=True)
+    def get(self, request: Request) -> Response:
+        return Response({
+            "name": "MedLitBot API",
+            "endpoints": {
+                name: {"url": reverse(f"api:{name}", request=request), "what": what}
+                for name, what in ENDPOINTS
+            },
+        })
