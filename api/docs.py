@@ -4,9 +4,13 @@ and MedLitBot must work with no network.
 The split view serves the page's init script as a separate same-origin request (``?script``)
 instead of inline, and the template drops the inline <style>, so the page runs under the
 Content-Security-Policy without 'unsafe-inline'.
+
+Also the request examples the page offers, and the token view's, which lives in api/auth.py.
 """
 
 from django.templatetags.static import static
+from drf_spectacular.extensions import OpenApiViewExtension
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
 
@@ -20,3 +24,79 @@ class OfflineSwaggerView(SpectacularSwaggerSplitView):
     @staticmethod
     def _swagger_ui_favicon() -> str:
         return static("vendor/swagger-ui/favicon-32x32.png")
+
+
+# --- Request examples ---------------------------------------------------------------------------
+# Each example is a whole, valid request on its own: /api/docs/ offers them in a drop-down and
+# "Try it out" sends the one picked. Ids are those of a fresh install (the demo dataset is 1);
+# tests/test_api_docs_examples_are_valid_requests.py sends every one with its own rows' ids.
+
+TOKEN_EXAMPLES = [
+    OpenApiExample(
+        "The demo account", request_only=True,
+        value={"username": "demo", "password": "medlitbot-demo"},
+        description="The account a fresh install logs in with (README, Using it).",
+    ),
+]
+
+DATASET_UPLOAD_EXAMPLES = [
+    OpenApiExample(
+        "Columns detected", request_only=True, media_type="multipart/form-data",
+        value={"name": "Cardiology abstracts", "description": "Screened in May"},
+        description="Pick the file in `file`; its title, abstract and label columns are found "
+        "by their names.",
+    ),
+    OpenApiExample(
+        "Columns named", request_only=True, media_type="multipart/form-data",
+        value={
+            "name": "Medical literature domains",
+            "mapping": {"title_column": "title", "abstract_column": "abstract",
+                        "label_column": "group", "label_separator": "|"},
+            "seed": 7,
+        },
+        description="Pick the file in `file`; `mapping` says which columns to read.",
+    ),
+]
+
+TRAINING_EXAMPLES = [
+    OpenApiExample(
+        "TF-IDF baseline", request_only=True,
+        value={"dataset": 1, "model_type": "tfidf_logreg", "name": "Baseline"},
+        description="Trains in seconds on a CPU.",
+    ),
+    OpenApiExample(
+        "Fine-tuned MiniLM", request_only=True,
+        value={"dataset": 1, "model_type": "minilm", "name": "MiniLM, 3 epochs",
+               "config": {"epochs": 3, "batch_size": 16, "max_length": 256}},
+        description="The bundled transformer; minutes on a GPU, longer on a CPU.",
+    ),
+]
+
+PREDICT_EXAMPLES = [
+    OpenApiExample(
+        "One text", request_only=True,
+        value={"text": "Coronary stenting outcomes after acute myocardial infarction"},
+    ),
+    OpenApiExample(
+        "Many texts", request_only=True,
+        value={"texts": ["Seizure control with levetiracetam in adult epilepsy",
+                         "Hepatorenal syndrome in decompensated cirrhosis"]},
+    ),
+    OpenApiExample(
+        "Title and abstract pairs", request_only=True,
+        value={"articles": [{
+            "title": "Temozolomide in newly diagnosed glioblastoma",
+            "abstract": "Radiotherapy plus temozolomide prolonged survival in adults.",
+        }]},
+    ),
+]
+
+
+class TokenObtainApiExamples(OpenApiViewExtension):
+    """The token view (api/auth.py) documented with its example, without changing the view."""
+
+    target_class = "api.auth.TokenObtainApi"
+
+    def view_replacement(self) -> type:
+        documented = type(self.target.__name__, (self.target,), {"__doc__": self.target.__doc__})
+        return extend_schema_view(post=extend_schema(examples=TOKEN_EXAMPLES))(documented)

@@ -1,42 +1,119 @@
+"""The API's representations: one serializer per resource, used by its create, list, detail and
+action answers alike, so a key means the same thing (and exists) wherever the resource appears.
+
+Names: a related row is `<thing>_id`; a choice comes with its words as `<choice>_display`; a job's
+progress is `progress`, `epoch`, `step`, `loss`, `eta_seconds`, as on the job page's JSON. Heavy
+fields are left out unless the request names them in `?expand=` (see `ExpandableSerializer`).
+"""
+
 from __future__ import annotations
 
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api.presenters import job_history_window, job_phase_display, model_headline_metrics
 from classification.batches.selectors import batch_job_progress
 from classification.ml_models import REGISTRY
 from classification.models import BatchJob, MLModel, TrainingJob
+from classification.views.presenters import job_reason_plain
+from dataset_management.mapping import OVERRIDE_KEYS
 from dataset_management.models import Dataset
 
 
-class DatasetOutputSerializer(serializers.ModelSerializer):
+@extend_schema_field(OpenApiTypes.BINARY)
+class UploadField(serializers.FileField):
+    """A file part of a multipart request (documented as binary, so /api/docs/ offers a picker)."""
+
+
+class ExpandableSerializer(serializers.ModelSerializer):
+    """A representation whose `expandable` fields appear only when `?expand=` names them.
+
+    The view puts the requested names in the context as `expand`; the fields are declared
+    optional (not read-only) so the schema does not promise them in every answer.
+    """
+
+    expandable: dict[str, tuple[str, ...]] = {}  # ?expand= value -> the keys it adds
+
+    @property
+    def _readable_fields(self):
+        expand = self.context.get("expand") or frozenset()
+        hidden = {key for name, keys in self.expandable.items() if name not in expand
+                  for key in keys}
+        computed = set(self.computed_expansions())
+        for field in super()._readable_fields:
+            if field.field_name not in hidden and field.field_name not in computed:
+                yield field
+
+    def computed_expansions(self) -> tuple[str, ...]:
+        """Expandable keys that to_representation fills itself rather than DRF's fields."""
+        return ()
+
+
+# --- Datasets -----------------------------------------------------------------------------------
+
+
+class DatasetSerializer(ExpandableSerializer):
+    """A dataset, the same in the list, the detail and the 201 of an upload."""
+
+    expandable = {"report": ("report",)}
+
+    report = serializers.JSONField(
+        required=False,
+        help_text="Only with ?expand=report: the validation report (dropped rows and why, "
+        "duplicates, text lengths, label co-occurrence). It can be large, so lists leave it out.",
+    )
+
     class Meta:
         model = Dataset
         fields = [
             "id", "name", "description", "original_filename", "file_format", "encoding",
             "text_fields", "label_field", "label_names", "is_multilabel", "row_count",
             "label_counts", "split_seed", "split_ratios", "split_sizes", "created_at",
+            "updated_at", "report",
         ]
-
-
-class DatasetDetailSerializer(DatasetOutputSerializer):
-    class Meta(DatasetOutputSerializer.Meta):
-        fields = [*DatasetOutputSerializer.Meta.fields, "report"]
+        read_only_fields = [name for name in fields if name != "report"]
+        extra_kwargs = {
+            "text_fields": {"help_text": "The columns joined into each article's text."},
+            "label_field": {"help_text": "The column the labels were read from."},
+            "label_counts": {"help_text": "Articles per label."},
+            "split_sizes": {"help_text": "Articles in train, validation and test."},
+            "split_ratios": {"help_text": "The train, validation and test fractions asked for."},
+        }
 
 
 class DatasetUploadSerializer(serializers.Serializer):
-    file = serializers.FileField()
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    file = UploadField(help_text="CSV (any delimiter), TSV, XLSX, JSON, JSONL, RIS or nbib.")
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True,
+                                 help_text="Defaults to the file's name.")
     description = serializers.CharField(required=False, allow_blank=True, default="")
     mapping = serializers.JSONField(
         required=False,
-        help_text='Column overrides, e.g. {"title": "Title", "abstract": "AB", "labels": "group",'
-        ' "label_separator": "|"}. Omit to use the detected mapping.',
+        help_text='Column overrides, e.g. {"title_column": "TI", "abstract_column": "AB", '
+        '"label_column": "group", "label_separator": "|"}; also "text_column" (instead of an '
+        'abstract), "split_column", "label_map" ({"old": "new"}) and "unlabelled" (true). '
+        "Omit to use the detected mapping.",
     )
     split_ratios = serializers.ListField(
         child=serializers.FloatField(min_value=0, max_value=1), min_length=3, max_length=3,
         required=False, help_text="train, validation, test; must sum to 1 (default 0.8, 0.1, 0.1)",
     )
-    seed = serializers.IntegerField(required=False, default=42)
+    seed = serializers.IntegerField(required=False, default=42,
+                                    help_text="Seed of the train/validation/test split.")
+
+    def validate_mapping(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("Must be a JSON object.")
+        unknown = sorted(set(value) - OVERRIDE_KEYS)
+        if unknown:
+            known = ", ".join(sorted(OVERRIDE_KEYS))
+            raise serializers.ValidationError(
+                f"Unknown option(s): {', '.join(unknown)}. Known: {known}."
+            )
+        return value
 
     def validate_split_ratios(self, value: list[float]) -> list[float]:
         if abs(sum(value) - 1.0) > 1e-6:
@@ -44,42 +121,60 @@ class DatasetUploadSerializer(serializers.Serializer):
         return value
 
 
-class ModelOutputSerializer(serializers.ModelSerializer):
-    dataset = serializers.PrimaryKeyRelatedField(read_only=True)
-    latest_job = serializers.SerializerMethodField()
+# --- Models -------------------------------------------------------------------------------------
+
+
+class MLModelSerializer(serializers.ModelSerializer):
+    """A model, the same in the list, the detail and the 201 of POST /api/models/.
+
+    Its full metrics are at /api/models/{id}/metrics/; its training is the job `latest_job_id`.
+    """
+
+    dataset_id = serializers.IntegerField(
+        read_only=True, allow_null=True,
+        help_text="The dataset it was trained on; null once that dataset is deleted.",
+    )
+    status_display = serializers.CharField(source="get_status_display", read_only=True)
+    headline_metrics = serializers.SerializerMethodField(
+        help_text="Test-set scores present for this model: micro_f1, macro_f1, weighted_f1, "
+        "accuracy or subset_accuracy, hamming_loss, roc_auc_macro, and n (test articles).",
+    )
+    latest_job_id = serializers.IntegerField(
+        read_only=True, allow_null=True,
+        help_text="Its newest training job (the one to follow after POST /api/models/).",
+    )
 
     class Meta:
         model = MLModel
         fields = [
-            "id", "name", "model_type", "dataset", "status", "label_names", "is_multilabel",
-            "parameters", "device_used", "created_at", "trained_at", "latest_job",
+            "id", "name", "model_type", "dataset_id", "status", "status_display", "label_names",
+            "is_multilabel", "parameters", "device_used", "device_plan", "library_versions",
+            "headline_metrics", "latest_job_id", "created_at", "updated_at", "trained_at",
         ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "parameters": {"help_text": "The training settings it was created with."},
+            "device_used": {"help_text": "Where it trained, e.g. cpu, cuda or mps."},
+        }
 
-    def get_latest_job(self, obj: MLModel) -> int | None:
-        jobs = getattr(obj, "prefetched_jobs", None)
-        if jobs is not None:
-            return jobs[0].pk if jobs else None
-        job = obj.training_jobs.order_by("-created_at").only("id").first()
-        return job.pk if job else None
+    def get_headline_metrics(self, obj: MLModel) -> dict[str, float]:
+        return model_headline_metrics(obj)
 
 
-class ModelDetailSerializer(ModelOutputSerializer):
-    headline_metrics = serializers.SerializerMethodField()
-
-    class Meta(ModelOutputSerializer.Meta):
-        fields = [*ModelOutputSerializer.Meta.fields, "headline_metrics", "device_plan",
-                  "library_versions"]
-
-    def get_headline_metrics(self, obj: MLModel) -> dict:
-        keep = ("micro_f1", "macro_f1", "weighted_f1", "accuracy", "subset_accuracy",
-                "hamming_loss", "roc_auc_macro", "n")
-        return {k: v for k, v in (obj.metrics or {}).items() if k in keep}
+class ModelMetricsSerializer(serializers.Serializer):
+    model_id = serializers.IntegerField()
+    status = serializers.CharField()
+    metrics = serializers.DictField(
+        help_text="micro_f1, macro_f1, accuracy or subset_accuracy, per_label, confusion, "
+        "confident_mistakes, thresholds (empty until the model is trained).",
+    )
 
 
 class TrainingStartSerializer(serializers.Serializer):
     dataset = serializers.IntegerField(help_text="id of one of your datasets")
     model_type = serializers.ChoiceField(choices=sorted(REGISTRY))
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True,
+                                 help_text='Defaults to "<dataset name> · <model type>".')
     config = serializers.JSONField(
         required=False, default=dict,
         help_text='Training parameters, e.g. {"epochs": 3, "batch_size": 16, "max_length": 256}; '
@@ -87,41 +182,101 @@ class TrainingStartSerializer(serializers.Serializer):
     )
 
 
-class JobOutputSerializer(serializers.ModelSerializer):
-    model = serializers.IntegerField(source="ml_model_id", read_only=True)
-    heartbeat_age_seconds = serializers.FloatField(read_only=True, allow_null=True)
+# --- Training jobs ------------------------------------------------------------------------------
+
+
+class JobSerializer(ExpandableSerializer):
+    """A training job, the same in the list, the detail, the 201 of a start and the 202 of a
+    cancel or resume; its progress keys are the job page's (`progress`, `epoch`, `step`, `loss`).
+    """
+
+    expandable = {
+        "history": ("history", "history_length", "history_reset"),
+        "log_tail": ("log_tail",),
+    }
+
+    model_id = serializers.IntegerField(source="ml_model_id", read_only=True,
+                                        help_text="The model this job trains.")
+    status_display = serializers.CharField(source="get_status_display", read_only=True)
+    phase_display = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField(help_text="Percent done, 0-100.")
+    epoch = serializers.FloatField(source="current_epoch", read_only=True,
+                                   help_text="Epochs done, fractional while one runs.")
+    step = serializers.IntegerField(source="current_step", read_only=True,
+                                    help_text="Optimisation steps done.")
+    loss = serializers.FloatField(source="last_loss", read_only=True, allow_null=True,
+                                  help_text="The newest training loss.")
+    eta_seconds = serializers.FloatField(read_only=True, allow_null=True,
+                                         help_text="Seconds left; null while unknown.")
+    heartbeat_age_seconds = serializers.FloatField(
+        read_only=True, allow_null=True,
+        help_text="Seconds since the worker last reported; null before it starts.",
+    )
+    is_active = serializers.BooleanField(read_only=True, help_text="Queued or running.")
+    is_resumable = serializers.BooleanField(
+        read_only=True, help_text="Failed, stalled or cancelled: POST .../resume/ continues it.",
+    )
+    reason_plain = serializers.SerializerMethodField(
+        help_text="What the status means and what to do, in plain words.",
+    )
+    history = serializers.ListField(
+        child=serializers.DictField(), required=False,
+        help_text="Only with ?expand=history: the loss and evaluation points after `since` "
+        "(and `last`), for drawing the curves.",
+    )
+    history_length = serializers.IntegerField(
+        required=False, help_text="Only with ?expand=history: how many points the job holds.",
+    )
+    history_reset = serializers.BooleanField(
+        required=False,
+        help_text="Only with ?expand=history: true when `since`/`last` no longer match and "
+        "`history` is the whole history again.",
+    )
+    log_tail = serializers.CharField(
+        required=False, help_text="Only with ?expand=log_tail: the end of the training log.",
+    )
 
     class Meta:
         model = TrainingJob
         fields = [
-            "id", "model", "status", "phase", "progress_percentage", "current_epoch",
-            "total_epochs", "current_step", "total_steps", "eta_seconds", "last_loss",
-            "heartbeat_at", "heartbeat_age_seconds", "cancel_requested", "reason", "attempt",
-            "device_plan", "config", "created_at", "started_at", "finished_at",
+            "id", "model_id", "status", "status_display", "phase", "phase_display", "progress",
+            "epoch", "total_epochs", "step", "total_steps", "eta_seconds", "loss",
+            "heartbeat_at", "heartbeat_age_seconds", "attempt", "cancel_requested",
+            "is_active", "is_resumable", "reason", "reason_plain", "config", "device_plan",
+            "created_at", "started_at", "finished_at", "updated_at",
+            "history", "history_length", "history_reset", "log_tail",
         ]
+        read_only_fields = fields[:-4]  # all but the expandable ones, which are optional
+        extra_kwargs = {
+            "reason": {"help_text": "Why it failed, stalled or was cancelled (a traceback "
+                                    "when it crashed)."},
+            "attempt": {"help_text": "1, and one more at each resume."},
+            "config": {"help_text": "The training settings of this run."},
+        }
+
+    def computed_expansions(self) -> tuple[str, ...]:
+        return self.expandable["history"]
+
+    def to_representation(self, instance: TrainingJob) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        if "history" in (self.context.get("expand") or ()):
+            data.update(job_history_window(
+                instance.metrics_history, since=self.context.get("since", 0),
+                last=self.context.get("last"),
+            ))
+        return data
+
+    def get_phase_display(self, obj: TrainingJob) -> str:
+        return job_phase_display(obj.phase)
+
+    def get_progress(self, obj: TrainingJob) -> float:
+        return round(obj.progress_percentage or 0.0, 2)
+
+    def get_reason_plain(self, obj: TrainingJob) -> str:
+        return job_reason_plain(status=obj.status, reason=obj.reason)
 
 
-class JobStatusSerializer(serializers.Serializer):
-    """The same payload the job page polls."""
-
-    id = serializers.IntegerField()
-    model_id = serializers.IntegerField()
-    status = serializers.CharField()
-    phase = serializers.CharField()
-    progress = serializers.FloatField()
-    epoch = serializers.FloatField()
-    total_epochs = serializers.IntegerField()
-    step = serializers.IntegerField()
-    total_steps = serializers.IntegerField()
-    eta_seconds = serializers.FloatField(allow_null=True)
-    loss = serializers.FloatField(allow_null=True)
-    heartbeat_age_seconds = serializers.FloatField(allow_null=True)
-    attempt = serializers.IntegerField()
-    is_active = serializers.BooleanField()
-    is_resumable = serializers.BooleanField()
-    reason = serializers.CharField()
-    reason_plain = serializers.CharField()
-    history = serializers.ListField(child=serializers.DictField())
+# --- Prediction ---------------------------------------------------------------------------------
 
 
 class ArticleSerializer(serializers.Serializer):
@@ -130,8 +285,10 @@ class ArticleSerializer(serializers.Serializer):
 
 
 class PredictInputSerializer(serializers.Serializer):
-    """Up to SYNC_PREDICT_MAX_TEXTS texts are classified inline (200); more become a batch job
-    on the inference worker (202 with the batch and its Location)."""
+    """Exactly one of `text`, `texts` or `articles`.
+
+    Up to SYNC_PREDICT_MAX_TEXTS texts are classified inline (200); more become a batch job on
+    the inference worker (202 with the batch and its Location)."""
 
     text = serializers.CharField(required=False, help_text="One text to classify.")
     texts = serializers.ListField(child=serializers.CharField(), required=False, max_length=1000,
@@ -170,43 +327,60 @@ class PredictInputSerializer(serializers.Serializer):
 
 
 class PredictionSerializer(serializers.Serializer):
-    labels = serializers.ListField(child=serializers.CharField())
-    probabilities = serializers.DictField(child=serializers.FloatField())
+    labels = serializers.ListField(child=serializers.CharField(),
+                                   help_text="The labels predicted for this text.")
+    probabilities = serializers.DictField(child=serializers.FloatField(),
+                                          help_text="Every label's probability.")
 
 
 class PredictOutputSerializer(serializers.Serializer):
-    model = serializers.IntegerField()
-    predictions = PredictionSerializer(many=True)
+    model_id = serializers.IntegerField()
+    predictions = PredictionSerializer(many=True, help_text="One per text, in the input order.")
+
+
+# --- Batches ------------------------------------------------------------------------------------
 
 
 class BatchUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(
+    file = UploadField(
         help_text="Articles in any format a dataset import reads (CSV, TSV, XLSX, JSON, JSONL, "
         "RIS, nbib), with a title or abstract column; an id/pmid column is carried over.",
     )
 
 
-class BatchJobOutputSerializer(serializers.ModelSerializer):
-    """A batch classification: poll `url` until `is_active` is false, then fetch `result_url`."""
+class BatchSerializer(serializers.ModelSerializer):
+    """A batch classification, the same in the list, the detail, the 202 of a create and of a
+    cancel: poll `url` until `is_active` is false, then fetch `result_url`."""
 
     id = serializers.UUIDField(format="hex", read_only=True)
-    model = serializers.IntegerField(source="ml_model_id", read_only=True)
+    model_id = serializers.IntegerField(source="ml_model_id", read_only=True,
+                                        help_text="The model that classifies it.")
     model_name = serializers.CharField(source="ml_model.name", read_only=True)
-    progress = serializers.SerializerMethodField()
-    eta_seconds = serializers.SerializerMethodField()
-    phase_display = serializers.SerializerMethodField()
-    is_active = serializers.BooleanField(read_only=True)
-    url = serializers.SerializerMethodField()
-    result_url = serializers.SerializerMethodField()
+    status_display = serializers.CharField(source="get_status_display", read_only=True)
+    phase_display = serializers.SerializerMethodField(
+        help_text='Where it stands, e.g. "120 of 200 articles".',
+    )
+    progress = serializers.SerializerMethodField(help_text="Percent done, 0-100.")
+    eta_seconds = serializers.SerializerMethodField(help_text="Seconds left; null while unknown.")
+    is_active = serializers.BooleanField(read_only=True, help_text="Queued or running.")
+    url = serializers.SerializerMethodField(help_text="This batch in the API.")
+    result_url = serializers.SerializerMethodField(
+        help_text="The CSV of predictions, once the status is completed; null before.",
+    )
 
     class Meta:
         model = BatchJob
         fields = [
-            "id", "model", "model_name", "status", "filename", "total", "processed", "skipped",
-            "progress", "eta_seconds", "phase_display", "is_active", "cancel_requested",
-            "reason", "created_at", "started_at", "finished_at", "updated_at", "url",
-            "result_url",
+            "id", "model_id", "model_name", "status", "status_display", "phase_display",
+            "filename", "total", "processed", "skipped", "progress", "eta_seconds", "is_active",
+            "cancel_requested", "reason", "created_at", "started_at", "finished_at",
+            "updated_at", "url", "result_url",
         ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "total": {"help_text": "Articles in the file; null while they are being counted."},
+            "skipped": {"help_text": "Articles without any text, left out of the CSV's labels."},
+        }
 
     def _progress(self, obj: BatchJob) -> dict:
         cache = self.context.setdefault("_progress", {})
@@ -224,13 +398,31 @@ class BatchJobOutputSerializer(serializers.ModelSerializer):
         return self._progress(obj)["phase_display"]
 
     def get_url(self, obj: BatchJob) -> str:
-        from django.urls import reverse
-
         return reverse("api:batch_detail", args=[obj.pk.hex])
 
     def get_result_url(self, obj: BatchJob) -> str | None:
-        from django.urls import reverse
-
         if obj.status != BatchJob.Status.COMPLETED:
             return None
         return reverse("api:batch_result", args=[obj.pk.hex])
+
+
+@extend_schema_field({"$ref": "#/components/schemas/BatchStatusEnum"})
+class BatchStatusField(serializers.CharField):
+    """The batch's status enum by reference: a second copy would make drf-spectacular name the
+    enum by a hash instead of BatchStatusEnum."""
+
+
+class PredictBatchSerializer(BatchSerializer):
+    """The batch that a predict request with more than SYNC_PREDICT_MAX_TEXTS texts became,
+    with a `detail` saying so."""
+
+    status = BatchStatusField(read_only=True)
+    detail = serializers.SerializerMethodField(
+        help_text="Why the texts became a batch, and how to follow it.",
+    )
+
+    class Meta(BatchSerializer.Meta):
+        fields = [*BatchSerializer.Meta.fields, "detail"]
+
+    def get_detail(self, obj: BatchJob) -> str:
+        return self.context.get("detail", "")

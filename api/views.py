@@ -1,44 +1,100 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
-from django.db.models import Prefetch
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import FileResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api import docs
 from api import serializers as s
+from api.presenters import model_headline_annotations
 from classification import ml_models, services
 from classification.batches import selectors as batch_selectors
 from classification.batches import services as batch_services
 from classification.models import BatchJob, MLModel, TrainingJob
 from classification.views.batches import result_download_name
-from classification.views.jobs import PROGRESS_FIELDS, progress_payload
 from dataset_management import selectors as dataset_selectors
 from dataset_management import services as dataset_services
 from dataset_management.models import Dataset
 from dataset_management.readers import DatasetFileError
 from web.model_paths import model_path_problem
 
+
+def _expand(request: Request, allowed: Iterable[str]) -> frozenset[str]:
+    """The names in ?expand= (comma-separated or repeated); an unknown one is a 400."""
+    names = frozenset(
+        name.strip() for value in request.query_params.getlist("expand")
+        for name in value.split(",") if name.strip()
+    )
+    unknown = sorted(names - set(allowed))
+    if unknown:
+        raise ValidationError({"expand": [
+            f"Unknown: {', '.join(unknown)}. Choose from: {', '.join(sorted(allowed))}."
+        ]})
+    return names
+
+
+def _location(request: Request, url_name: str, pk: object) -> str:
+    """The Location of a created resource, absolute as a batch's 202 gives it."""
+    return request.build_absolute_uri(reverse(url_name, args=[pk]))
+
+
+def _expand_parameter(allowed: dict[str, str]) -> OpenApiParameter:
+    return OpenApiParameter(
+        "expand", OpenApiTypes.STR, description="Add heavy fields, comma-separated: " + "; ".join(
+            f"`{name}` adds {what}" for name, what in allowed.items()
+        ),
+    )
+
 # --- Datasets ------------------------------------------------------------------------------------
 
 
-class DatasetListCreateApi(generics.ListAPIView):
-    """Your datasets, newest first; POST a file (multipart) to import one."""
+DATASET_EXPAND = {"report": "`report`, the validation report"}
 
-    serializer_class = s.DatasetOutputSerializer
-    parser_classes = [MultiPartParser, FormParser]
+
+def _dataset_context(request: Request) -> dict:
+    return {"request": request, "expand": _expand(request, DATASET_EXPAND)}
+
+
+class DatasetListCreateApi(generics.ListAPIView):
+    """Your datasets, newest first; POST a file (multipart) to import one.
+
+    A dataset has the same keys here, in its detail and in the 201 of an upload; `report` is
+    added by `?expand=report` on any of them.
+    """
+
+    serializer_class = s.DatasetSerializer
+    parser_classes = [MultiPartParser]  # a file cannot travel in a urlencoded form
+
+    def get_serializer_context(self) -> dict:
+        return {**super().get_serializer_context(), **_dataset_context(self.request)}
 
     def get_queryset(self):
-        return Dataset.objects.filter(owner=self.request.user).defer("report")
+        datasets = dataset_selectors.dataset_list(owner=self.request.user)
+        if "report" in _expand(self.request, DATASET_EXPAND):
+            datasets = datasets.defer(None)
+        return datasets
 
-    @extend_schema(request=s.DatasetUploadSerializer, responses={201: s.DatasetDetailSerializer})
+    @extend_schema(parameters=[_expand_parameter(DATASET_EXPAND)])
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(request=s.DatasetUploadSerializer, responses={201: s.DatasetSerializer},
+                   parameters=[_expand_parameter(DATASET_EXPAND)],
+                   examples=docs.DATASET_UPLOAD_EXAMPLES)
     def post(self, request: Request) -> Response:
+        context = _dataset_context(request)
         data = s.DatasetUploadSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         uploaded = data.validated_data["file"]
@@ -62,13 +118,16 @@ class DatasetListCreateApi(generics.ListAPIView):
             )
         except (DatasetFileError, ValueError) as exc:
             raise ValidationError({"file": [str(exc)]}) from exc
-        return Response(s.DatasetDetailSerializer(dataset).data, status=status.HTTP_201_CREATED)
+        return Response(s.DatasetSerializer(dataset, context=context).data,
+                        status=status.HTTP_201_CREATED,
+                        headers={"Location": _location(request, "api:dataset_detail", dataset.pk)})
 
 
 class DatasetDetailApi(APIView):
-    @extend_schema(responses=s.DatasetDetailSerializer)
+    @extend_schema(responses=s.DatasetSerializer, parameters=[_expand_parameter(DATASET_EXPAND)])
     def get(self, request: Request, pk: int) -> Response:
-        return Response(s.DatasetDetailSerializer(_owned_dataset(request, pk)).data)
+        context = _dataset_context(request)
+        return Response(s.DatasetSerializer(_owned_dataset(request, pk), context=context).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, pk: int) -> Response:
@@ -118,27 +177,34 @@ def _start_training(request: Request) -> TrainingJob:
         raise ValidationError({"detail": str(exc)}) from exc
 
 
-class ModelListCreateApi(generics.ListAPIView):
-    """Your models; POST starts training a new one (same as POST /api/jobs/)."""
+def _models(request: Request) -> QuerySet[MLModel]:
+    """The caller's models as the representation reads them: the headline numbers and the newest
+    job come from the database, so the metrics JSON is never loaded."""
+    newest_job = (TrainingJob.objects.filter(ml_model=OuterRef("pk"))
+                  .order_by("-created_at", "-pk").values("pk")[:1])
+    return (
+        MLModel.objects.filter(owner=request.user)
+        .defer("metrics")
+        .annotate(latest_job_id=Subquery(newest_job), **model_headline_annotations())
+    )
 
-    serializer_class = s.ModelOutputSerializer
+
+class ModelListCreateApi(generics.ListAPIView):
+    """Your models; POST starts training a new one and answers with the model (201), whose
+    `latest_job_id` is the job to follow. A model has the same keys here and in its detail."""
+
+    serializer_class = s.MLModelSerializer
 
     def get_queryset(self):
-        return (
-            MLModel.objects.filter(owner=self.request.user)
-            .defer("metrics", "device_plan", "library_versions")
-            .prefetch_related(Prefetch(
-                "training_jobs",
-                queryset=TrainingJob.objects.only("id", "ml_model_id", "created_at")
-                .order_by("-created_at"),
-                to_attr="prefetched_jobs",
-            ))
-        )
+        return _models(self.request)
 
-    @extend_schema(request=s.TrainingStartSerializer, responses={201: s.JobOutputSerializer})
+    @extend_schema(request=s.TrainingStartSerializer, responses={201: s.MLModelSerializer},
+                   examples=docs.TRAINING_EXAMPLES)
     def post(self, request: Request) -> Response:
         job = _start_training(request)
-        return Response(s.JobOutputSerializer(job).data, status=status.HTTP_201_CREATED)
+        model = _models(request).get(pk=job.ml_model_id)
+        return Response(s.MLModelSerializer(model).data, status=status.HTTP_201_CREATED,
+                        headers={"Location": _location(request, "api:model_detail", model.pk)})
 
 
 def _owned_model(request: Request, pk: int) -> MLModel:
@@ -146,9 +212,9 @@ def _owned_model(request: Request, pk: int) -> MLModel:
 
 
 class ModelDetailApi(APIView):
-    @extend_schema(responses=s.ModelDetailSerializer)
+    @extend_schema(responses=s.MLModelSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        return Response(s.ModelDetailSerializer(_owned_model(request, pk)).data)
+        return Response(s.MLModelSerializer(get_object_or_404(_models(request), pk=pk)).data)
 
     @extend_schema(responses={204: None, 409: OpenApiResponse(
         description="a training or batch of this model is still active")})
@@ -162,13 +228,12 @@ class ModelDetailApi(APIView):
 
 
 class ModelMetricsApi(APIView):
-    @extend_schema(responses={200: OpenApiResponse(
-        description="The full metrics dict: micro_f1, macro_f1, accuracy or subset_accuracy, "
-        "per_label, confusion, confident_mistakes",
-    )})
+    @extend_schema(responses=s.ModelMetricsSerializer)
     def get(self, request: Request, pk: int) -> Response:
         model = _owned_model(request, pk)
-        return Response({"model": model.pk, "status": model.status, "metrics": model.metrics or {}})
+        return Response(s.ModelMetricsSerializer(
+            {"model_id": model.pk, "status": model.status, "metrics": model.metrics or {}}
+        ).data)
 
 
 class ModelPredictApi(APIView):
@@ -182,8 +247,8 @@ class ModelPredictApi(APIView):
     parser_classes = [JSONParser]
 
     @extend_schema(request=s.PredictInputSerializer, responses={
-        200: s.PredictOutputSerializer, 202: s.BatchJobOutputSerializer,
-    })
+        200: s.PredictOutputSerializer, 202: s.PredictBatchSerializer,
+    }, examples=docs.PREDICT_EXAMPLES)
     def post(self, request: Request, pk: int) -> Response:
         model = _owned_model(request, pk)
         if not model.is_trained:
@@ -197,7 +262,9 @@ class ModelPredictApi(APIView):
             predictions = services.mlmodel_predict(ml_model=model, texts=texts)
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
-        return Response({"model": model.pk, "predictions": predictions})
+        return Response(s.PredictOutputSerializer(
+            {"model_id": model.pk, "predictions": predictions}
+        ).data)
 
     def _as_batch(self, request: Request, model: MLModel, data: s.PredictInputSerializer,
                   texts: list[str]) -> Response:
@@ -213,20 +280,18 @@ class ModelPredictApi(APIView):
             )
         except batch_services.BatchError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
-        return _batch_accepted(request, batch, detail=(
+        body = s.PredictBatchSerializer(batch, context={"detail": (
             f"{len(texts)} texts are more than {settings.SYNC_PREDICT_MAX_TEXTS} "
             "(SYNC_PREDICT_MAX_TEXTS), so they are classified as a batch job: poll `url` until "
             "`is_active` is false, then fetch `result_url` (CSV)."
-        ))
+        )}).data
+        return _batch_accepted(request, body)
 
 
 # --- Batches --------------------------------------------------------------------------------------
 
 
-def _batch_accepted(request: Request, batch: BatchJob, *, detail: str = "") -> Response:
-    body = s.BatchJobOutputSerializer(batch).data
-    if detail:
-        body = {**body, "detail": detail}
+def _batch_accepted(request: Request, body: dict) -> Response:
     response = Response(body, status=status.HTTP_202_ACCEPTED)
     response["Location"] = request.build_absolute_uri(body["url"])
     return response
@@ -242,9 +307,9 @@ def _owned_batch(request: Request, batch_id: str) -> BatchJob:
 class ModelBatchCreateApi(APIView):
     """POST a file of articles (multipart `file`): it is classified on the inference worker."""
 
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]  # a file cannot travel in a urlencoded form
 
-    @extend_schema(request=s.BatchUploadSerializer, responses={202: s.BatchJobOutputSerializer})
+    @extend_schema(request=s.BatchUploadSerializer, responses={202: s.BatchSerializer})
     def post(self, request: Request, pk: int) -> Response:
         model = _owned_model(request, pk)
         data = s.BatchUploadSerializer(data=request.data)
@@ -255,13 +320,14 @@ class ModelBatchCreateApi(APIView):
             )
         except batch_services.BatchError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
-        return _batch_accepted(request, batch)
+        return _batch_accepted(request, s.BatchSerializer(batch).data)
 
 
 class BatchListApi(generics.ListAPIView):
-    """Your batch classifications, newest first."""
+    """Your batch classifications, newest first; a batch has the same keys here, in its detail
+    and in the 202 of its create and cancel."""
 
-    serializer_class = s.BatchJobOutputSerializer
+    serializer_class = s.BatchSerializer
 
     def get_queryset(self):
         return batch_selectors.batch_job_list(owner=self.request.user)
@@ -270,20 +336,23 @@ class BatchListApi(generics.ListAPIView):
 class BatchDetailApi(APIView):
     """One batch: cheap enough to poll every second."""
 
-    @extend_schema(responses=s.BatchJobOutputSerializer)
+    @extend_schema(responses=s.BatchSerializer)
     def get(self, request: Request, batch_id: str) -> Response:
-        return Response(s.BatchJobOutputSerializer(_owned_batch(request, batch_id)).data)
+        return Response(s.BatchSerializer(_owned_batch(request, batch_id)).data)
 
 
 class BatchCancelApi(APIView):
-    @extend_schema(request=None, responses={202: s.BatchJobOutputSerializer})
+    @extend_schema(request=None, responses={
+        202: s.BatchSerializer,
+        400: OpenApiResponse(description="The batch has already ended"),
+    })
     def post(self, request: Request, batch_id: str) -> Response:
         batch = _owned_batch(request, batch_id)
         if not batch.is_active:
             raise ValidationError({"detail": f"The batch is {batch.status}; only queued or "
                                              "running batches can be cancelled."})
         batch = batch_services.batch_job_cancel(batch=batch)
-        return Response(s.BatchJobOutputSerializer(batch).data, status=status.HTTP_202_ACCEPTED)
+        return Response(s.BatchSerializer(batch).data, status=status.HTTP_202_ACCEPTED)
 
 
 class BatchResultApi(APIView):
@@ -308,57 +377,89 @@ class BatchResultApi(APIView):
 
 # --- Jobs ---------------------------------------------------------------------------------------
 
+JOB_EXPAND = {
+    "history": "`history`, `history_length` and `history_reset`, the loss and F1 curves' points",
+    "log_tail": "`log_tail`, the end of the training log",
+}
+# The two large columns: loaded only when ?expand= asks for what they hold.
+JOB_HEAVY_COLUMNS = {"history": "metrics_history", "log_tail": "log_tail"}
+
+
+def _jobs(request: Request, expand: frozenset[str] = frozenset()) -> QuerySet[TrainingJob]:
+    heavy = [column for name, column in JOB_HEAVY_COLUMNS.items() if name not in expand]
+    return TrainingJob.objects.filter(ml_model__owner=request.user).defer(*heavy)
+
+
+def _job_answer(job: TrainingJob, *, code: int = status.HTTP_200_OK) -> Response:
+    return Response(s.JobSerializer(job).data, status=code)
+
 
 class JobListCreateApi(generics.ListAPIView):
-    """Your training jobs; POST starts one."""
+    """Your training jobs; POST starts one (201). A job has the same keys here, in its detail
+    and in the answers to cancel and resume."""
 
-    serializer_class = s.JobOutputSerializer
+    serializer_class = s.JobSerializer
 
     def get_queryset(self):
-        return TrainingJob.objects.filter(ml_model__owner=self.request.user).defer(
-            "metrics_history", "log_tail"
-        )
+        return _jobs(self.request)
 
-    @extend_schema(request=s.TrainingStartSerializer, responses={201: s.JobOutputSerializer})
+    @extend_schema(request=s.TrainingStartSerializer, responses={201: s.JobSerializer},
+                   examples=docs.TRAINING_EXAMPLES)
     def post(self, request: Request) -> Response:
         job = _start_training(request)
-        return Response(s.JobOutputSerializer(job).data, status=status.HTTP_201_CREATED)
+        response = _job_answer(job, code=status.HTTP_201_CREATED)
+        response["Location"] = _location(request, "api:job_status", job.pk)
+        return response
 
 
 class JobStatusApi(APIView):
-    """Live status of one job: cheap enough to poll every second."""
+    """One job: cheap enough to poll every second. `?expand=history&since=N&last=kind:step`
+    adds the curves' points the poller has not seen yet, as the job page does."""
 
-    @extend_schema(responses=s.JobStatusSerializer)
+    @extend_schema(responses=s.JobSerializer, parameters=[
+        _expand_parameter(JOB_EXPAND),
+        OpenApiParameter("since", OpenApiTypes.INT, description="With expand=history: how many "
+                         "points you hold (the `history_length` of your last poll)."),
+        OpenApiParameter("last", OpenApiTypes.STR, description='With expand=history: "kind:step" '
+                         "of the newest point you hold, to find your place once old points "
+                         "are dropped."),
+    ])
     def get(self, request: Request, pk: int) -> Response:
-        row = (
-            TrainingJob.objects.filter(pk=pk, ml_model__owner_id=request.user.pk)
-            .values(*PROGRESS_FIELDS, "metrics_history")
-            .first()
-        )
-        if row is None:
+        expand = _expand(request, JOB_EXPAND)
+        job = _jobs(request, expand).filter(pk=pk).first()
+        if job is None:
             raise NotFound("No such job.")
         since = request.query_params.get("since", "0")
-        return Response(progress_payload(row, since=int(since) if since.isdigit() else 0))
+        return Response(s.JobSerializer(job, context={
+            "expand": expand, "since": int(since) if since.isdigit() else 0,
+            "last": request.query_params.get("last"),
+        }).data)
 
 
 def _owned_job(request: Request, pk: int) -> TrainingJob:
+    """The whole row: cancel and resume change it."""
     return get_object_or_404(TrainingJob, pk=pk, ml_model__owner=request.user)
 
 
 class JobCancelApi(APIView):
-    @extend_schema(request=None, responses=s.JobOutputSerializer)
+    @extend_schema(request=None, responses={
+        202: s.JobSerializer,
+        400: OpenApiResponse(description="The job is not queued or running"),
+    })
     def post(self, request: Request, pk: int) -> Response:
         job = _owned_job(request, pk)
         if not job.is_active:
             raise ValidationError({"detail": f"The job is {job.status}; only queued or running "
                                              "jobs can be cancelled."})
         services.training_job_cancel(job=job)
-        job.refresh_from_db()
-        return Response(s.JobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return _job_answer(get_object_or_404(_jobs(request), pk=pk), code=status.HTTP_202_ACCEPTED)
 
 
 class JobResumeApi(APIView):
-    @extend_schema(request=None, responses=s.JobOutputSerializer)
+    @extend_schema(request=None, responses={
+        202: s.JobSerializer,
+        400: OpenApiResponse(description="The job is not failed, stalled or cancelled"),
+    })
     def post(self, request: Request, pk: int) -> Response:
         job = _owned_job(request, pk)
         if not job.is_resumable:
@@ -368,7 +469,5 @@ class JobResumeApi(APIView):
             resumed = services.training_job_resume(job=job)
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
-        if not isinstance(resumed, TrainingJob):
-            job.refresh_from_db()
-            resumed = job
-        return Response(s.JobOutputSerializer(resumed).data, status=status.HTTP_202_ACCEPTED)
+        pk = resumed.pk if isinstance(resumed, TrainingJob) else job.pk
+        return _job_answer(get_object_or_404(_jobs(request), pk=pk), code=status.HTTP_202_ACCEPTED)

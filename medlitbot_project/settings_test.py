@@ -12,7 +12,7 @@ _scratch = Path(os.environ.get("MEDLITBOT_TEST_DIR") or tempfile.mkdtemp(prefix=
 os.environ["MEDLITBOT_TEST_DIR"] = str(_scratch)  # worker subprocesses share the same folders
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/13")
 # Queues of this run's own: two suites on one machine never consume each other's messages.
-os.environ.setdefault("CELERY_QUEUE_PREFIX", f"medlitbot-test-{_scratch.name}-")
+os.environ.setdefault("CELERY_QUEUE_PREFIX", f"{_scratch.name}-")
 # Production mode (DEBUG=False) needs a real key; the tests' key is random per run.
 os.environ.setdefault("SECRET_KEY", "test-" + os.urandom(24).hex())
 os.environ.setdefault("MEDIA_ROOT", str(_scratch / "media"))

@@ -27,7 +27,8 @@ def test_a_token_is_issued_for_a_username_and_password(user) -> None:
 
 def test_upload_list_and_read_a_dataset(client) -> None:
     upload = SimpleUploadedFile("demo_slice.csv", DEMO.read_bytes(), content_type="text/csv")
-    response = client.post("/api/datasets/", {"file": upload, "name": "Demo"}, format="multipart")
+    response = client.post("/api/datasets/?expand=report", {"file": upload, "name": "Demo"},
+                           format="multipart")
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["row_count"] == 200
@@ -40,6 +41,7 @@ def test_upload_list_and_read_a_dataset(client) -> None:
     listing = client.get("/api/datasets/").json()
     assert listing["count"] == 1
     assert listing["results"][0]["id"] == body["id"]
+    assert "report" not in listing["results"][0], "the report comes only with ?expand=report"
     assert client.get(f"/api/datasets/{body['id']}/").json()["name"] == "Demo"
 
 
@@ -85,7 +87,7 @@ def test_start_cancel_and_resume_a_job(client, user, rows, django_capture_on_com
 
     models = client.get("/api/models/").json()
     assert models["results"][0]["name"] == "API model"
-    assert models["results"][0]["latest_job"] == job["id"]
+    assert models["results"][0]["latest_job_id"] == job["id"]
 
 
 def test_models_post_starts_training_too(client, user, rows, monkeypatch) -> None:
@@ -96,8 +98,9 @@ def test_models_post_starts_training_too(client, user, rows, monkeypatch) -> Non
     response = client.post("/api/models/", {"dataset": dataset.pk, "model_type": "tfidf_svm"},
                            format="json")
     assert response.status_code == 201
-    created = client.get(f"/api/models/{response.json()['model']}/").json()
+    created = client.get(f"/api/models/{response.json()['id']}/").json()
     assert created["model_type"] == "tfidf_svm"
+    assert created["latest_job_id"] == response.json()["latest_job_id"] is not None
 
 
 def test_unknown_model_type_is_rejected(client, user, rows) -> None:

@@ -35,7 +35,7 @@ def test_predict_over_the_limit_becomes_a_batch_with_the_same_predictions(
     assert accepted.status_code == 202, accepted.content
     body = accepted.json()
     assert body["status"] == "queued"
-    assert body["model"] == trained_model.pk
+    assert body["model_id"] == trained_model.pk
     assert "SYNC_PREDICT_MAX_TEXTS" in body["detail"]
     assert accepted["Location"] == f"http://testserver/api/batches/{body['id']}/"
 

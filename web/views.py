@@ -2,7 +2,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Q
+from django.db.models import Case, Count, IntegerField, Q, Value, When
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -46,17 +46,24 @@ def worker_rows(*, workers: list[WorkerHeartbeat]) -> list[dict[str, Any]]:
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     owner = request.user
+    # Running jobs first, newest first; then the queued ones in the order they will start.
+    running_first = Case(
+        When(status=TrainingJob.Status.RUNNING, then=Value(0)),
+        default=Value(1), output_field=IntegerField(),
+    )
     active_jobs = list(
         TrainingJob.objects.active()
         .filter(ml_model__owner=owner)
         .select_related("ml_model")
-        .order_by("-created_at")[:20]
+        .order_by(running_first, "-created_at")[:20]
     )
     # The position query only when one of these jobs waits: the dashboard has a query budget.
     waiting = any(job.status == TrainingJob.Status.QUEUED for job in active_jobs)
     positions = training_job_queue_positions() if waiting else {}
     for job in active_jobs:
         job.queue_position = positions.get(job.pk)
+    active_jobs.sort(key=lambda job: (job.status != TrainingJob.Status.RUNNING,
+                                      job.queue_position or 0))  # stable: running keep recency
     recent_jobs = (
         TrainingJob.objects.filter(ml_model__owner=owner)
         .exclude(status__in=TrainingJob.ACTIVE_STATUSES)

@@ -10,8 +10,12 @@ from django.views.decorators.http import require_GET, require_POST
 from classification import services
 from classification.models import TrainingJob
 from classification.selectors import training_job_queue_positions
-from classification.views.presenters import job_reason_plain
-from web.estimates import SINGLE_PASS_TYPES
+from classification.views.presenters import (
+    is_single_pass,
+    job_durations,
+    job_reason_plain,
+    job_settings,
+)
 
 # The poll endpoint reads only these columns: metrics_history and log_tail are the only large
 # ones and the page needs both, but the ML model row is never loaded (one indexed join on pk).
@@ -40,7 +44,10 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "queue_length": len(positions),
         "model": job.ml_model,
         "reason_plain": job_reason_plain(status=job.status, reason=job.reason),
-        "single_pass_types": SINGLE_PASS_TYPES,
+        # Epochs, steps, loss and the presets' knobs mean nothing to a one-pass fit.
+        "single_pass": is_single_pass(job.ml_model.model_type),
+        "settings_rows": job_settings(model_type=job.ml_model.model_type, config=job.config),
+        "durations": job_durations(job),
     })
 
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
+
+from django.utils import timezone
+
+from classification.engine.registry import REGISTRY
 
 STATUS_HINTS = {
     "stalled": "The job stopped reporting progress, usually because the worker process died or "
@@ -30,3 +35,106 @@ def metric_rows(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
         ("weighted_f1", "Weighted F1"), ("n", "Test examples"),
     ]
     return [(label, metrics[key]) for key, label in names if metrics.get(key) is not None]
+
+
+# --- The job page: what applies to this model type, and how long the job took -------------------
+
+# Settings only a step-by-step training uses (the presets' knobs and their seed-era aliases).
+ITERATIVE_SETTINGS = frozenset({
+    "epochs", "total_epochs", "num_train_epochs", "batch_size", "per_device_train_batch_size",
+    "train_batch_size", "learning_rate", "lr", "gradient_accumulation_steps",
+    "early_stopping_patience", "patience", "gradient_checkpointing", "weight_decay",
+    "warmup_ratio", "resume_from_checkpoint",
+})
+# Settings of the transformer encoder, which the MiniLM-embedding baseline also runs.
+ENCODER_SETTINGS = frozenset({
+    "max_length", "max_seq_length", "use_mps", "allow_download", "download_timeout",
+    "model_path", "model_dir",
+})
+HIDDEN_SETTINGS = frozenset({"label_names"})
+
+
+def model_kind(model_type: str) -> str:
+    """The registry's kind ("transformer", "embedding", "baseline"); unknown types count as
+    transformers, so nothing is hidden about a type this version does not know."""
+    spec = REGISTRY.get(model_type)
+    return spec.kind if spec else "transformer"
+
+
+def is_single_pass(model_type: str) -> bool:
+    """Fitted in one pass (TF-IDF, embeddings + logreg): no epochs, steps or training loss."""
+    return model_kind(model_type) != "transformer"
+
+
+def job_settings(*, model_type: str, config: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The job's settings that this model type actually uses, in the config's order."""
+    kind = model_kind(model_type)
+    hidden = set(HIDDEN_SETTINGS)
+    if kind != "transformer":
+        hidden |= ITERATIVE_SETTINGS
+    if kind == "baseline":
+        # TF-IDF has no encoder, and the preset only picks the knobs above.
+        hidden |= ENCODER_SETTINGS | {"preset"}
+    return [(key, value) for key, value in (config or {}).items() if key not in hidden]
+
+
+def format_duration(seconds: float | None) -> str:
+    """"8 s", "4 min 05 s", "2 h 03 min"; "–" when unknown. static/js/charts.js agrees."""
+    if seconds is None:
+        return "–"
+    whole = int(max(0.0, seconds) + 0.5)  # halves round up, as Math.round does in the page
+    if whole < 60:
+        return f"{whole} s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def job_durations(job: Any, *, now: datetime | None = None) -> list[dict[str, Any]]:
+    """How long the job waited, ran and took in all, from its timestamps.
+
+    Each row has `key`, `label`, `seconds` (None: not known or not begun), `counting` (still
+    growing: the page adds the time since it was drawn) and `text`. A resume re-queues the same
+    row and its claim overwrites `started_at`, so for a later attempt "ran" is that attempt's
+    run, the wait before it is known only while it waits (a queued row's `updated_at` is when
+    it entered the queue), and the total counts every attempt.
+    """
+    now = now or timezone.now()
+    status = job.status
+    queued = status == "queued"
+    running = status == "running"
+    ended = not (queued or running)
+    first = (job.attempt or 1) <= 1
+    # A resumed job that has not started again (or was cancelled while waiting) keeps the last
+    # attempt's started_at; its phase is still "queued".
+    began = job.started_at if job.started_at and (first or job.phase != "queued") else None
+    end = job.finished_at or (job.updated_at if ended else None)
+
+    def between(start: datetime | None, stop: datetime | None) -> float | None:
+        if start is None or stop is None:
+            return None
+        return max(0.0, (stop - start).total_seconds())
+
+    if queued:
+        waited = between(job.created_at if first else job.updated_at, now)
+    elif first:
+        waited = between(job.created_at, began or end)
+    else:
+        waited = None
+    ran = between(began, now if running else end)
+    total = between(job.created_at, end if ended else now)
+    attempt = f"attempt {job.attempt}" if not first else ""
+    rows = [
+        {"key": "queued", "label": f"Waited in queue{' · ' + attempt if attempt else ''}",
+         "seconds": waited, "counting": queued,
+         "text": format_duration(waited) if waited is not None else "–"},
+        {"key": "ran", "label": f"Ran{' · ' + attempt if attempt else ''}",
+         "seconds": ran, "counting": running,
+         "text": format_duration(ran) if ran is not None else
+         ("did not start" if ended else "not started")},
+        {"key": "total", "label": "Total" + (" · all attempts" if attempt else ""),
+         "seconds": total, "counting": not ended, "text": format_duration(total)},
+    ]
+    return rows

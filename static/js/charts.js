@@ -18,9 +18,27 @@ window.MLB = window.MLB || {};
       }
     });
   };
+  // A chart with nothing to draw says so instead of showing bare axes (an empty Chart.js axis
+  // spans -1 to 1). message: the words to show, or null when there is something to draw.
+  MLB.emptyState = function (canvas, message) {
+    var box = canvas && canvas.parentNode;
+    if (!box) return;
+    var note = box.querySelector(".chart-empty");
+    if (!note && message) {
+      note = document.createElement("p");
+      note.className = "chart-empty";
+      box.appendChild(note);
+    }
+    box.classList.toggle("is-empty", !!message);
+    if (note) {
+      note.hidden = !message;
+      if (message) note.textContent = message;
+    }
+  };
   MLB.barChart = function (canvas, labels, values, opts) {
-    if (!window.Chart || !canvas) return null;
     opts = opts || {};
+    MLB.emptyState(canvas, labels && labels.length ? null : (opts.emptyText || "Nothing to show yet."));
+    if (!window.Chart || !canvas) return null;
     return new Chart(canvas, {
       type: "bar",
       data: { labels: labels, datasets: opts.datasets || [{ label: opts.label || "", data: values,
@@ -60,5 +78,16 @@ window.MLB = window.MLB || {};
     if (s < 90) return "~" + s + " s";
     if (s < 5400) return "~" + Math.round(s / 60) + " min";
     return "~" + (s / 3600).toFixed(1) + " h";
+  };
+  // How long something took: "8 s", "4 min 05 s", "2 h 03 min" (as format_duration in
+  // classification/views/presenters.py writes it on the server).
+  MLB.fmtDuration = function (s) {
+    if (s === null || s === undefined || isNaN(s)) return "–";
+    s = Math.max(0, Math.round(s));
+    var pad = function (n) { return (n < 10 ? "0" : "") + n; };
+    if (s < 60) return s + " s";
+    var m = Math.floor(s / 60);
+    if (m < 60) return m + " min " + pad(s % 60) + " s";
+    return Math.floor(m / 60) + " h " + pad(m % 60) + " min";
   };
 })(window.MLB);

@@ -5,11 +5,14 @@
   if (!card) return;
   var url = card.getAttribute("data-progress-url");
   var ACTIVE = { queued: true, running: true };
+  var singlePass = card.hasAttribute("data-single-pass");
   var totalEpochs = parseFloat(card.getAttribute("data-total-epochs")) || undefined;
   var lossChart = MLB.lineChart(document.getElementById("loss-chart"), { label: "loss", xLabel: "step", yLabel: "loss", yMin: 0 });
-  var f1Chart = MLB.lineChart(document.getElementById("f1-chart"), { label: "F1", xLabel: "epoch", yLabel: "micro-F1", color: MLB.palette[2], points: true, yMin: 0, yMax: 1, xMin: 0, xMax: totalEpochs });
+  var f1Chart = MLB.lineChart(document.getElementById("f1-chart"), { label: "F1", xLabel: singlePass ? "" : "epoch", yLabel: "micro-F1", color: MLB.palette[2], points: true, yMin: 0, yMax: 1, xMin: 0, xMax: totalEpochs });
   var seen = 0;
   var last = "";  // "kind:step" of the newest point we hold: the server finds our place by it
+
+  function status() { return card.getAttribute("data-status"); }
 
   function addHistory(points, reset) {
     if (reset) {
@@ -24,61 +27,128 @@
     if (points.length) { var p = points[points.length - 1]; last = (p.kind || "") + ":" + (p.step === undefined ? "" : p.step); }
     if (lossChart) lossChart.update();
     if (f1Chart) f1Chart.update();
-    emptyNote("loss", lossChart); emptyNote("f1", f1Chart);
+    emptyNotes();
   }
-  // A curve with no points says why instead of showing bare axes.
+  // A curve with no points says why (or that none came yet) instead of showing bare axes.
   function emptyNote(name, chart) {
     var note = document.getElementById(name + "-empty");
-    if (note) note.hidden = !chart || chart.data.datasets[0].data.length > 0 || ACTIVE[card.getAttribute("data-status")];
+    if (!note) return;
+    var empty = !chart || chart.data.datasets[0].data.length === 0;
+    var message = note.getAttribute(ACTIVE[status()] ? "data-empty-active" : "data-empty-ended");
+    MLB.emptyState(document.getElementById(name + "-chart"), empty ? (message || note.textContent) : null);
   }
+  function emptyNotes() { emptyNote("loss", lossChart); emptyNote("f1", f1Chart); }
+
+  // Durations: the server drew them; those still growing count up here, from the moment drawn.
+  var clocks = {};
+  document.querySelectorAll("#job-card [data-duration]").forEach(function (el) {
+    var s = el.getAttribute("data-seconds");
+    clocks[el.getAttribute("data-duration")] = {
+      out: el.querySelector(".duration"),
+      base: s === null ? null : parseFloat(s),
+      since: s !== null && el.hasAttribute("data-counting") ? Date.now() : null
+    };
+  });
+  function clockValue(c) { return c.base === null ? null : c.base + (c.since ? (Date.now() - c.since) / 1000 : 0); }
+  function clockStart(key) {
+    var c = clocks[key];
+    if (!c || c.since) return;
+    if (c.base === null) c.base = 0;
+    c.since = Date.now();
+  }
+  function clockStop(key) {
+    var c = clocks[key];
+    if (c && c.since) { c.base = clockValue(c); c.since = null; }
+  }
+  function paintClocks() {
+    Object.keys(clocks).forEach(function (key) {
+      var c = clocks[key];
+      if (c.base !== null) c.out.textContent = MLB.fmtDuration(clockValue(c));
+    });
+  }
+  // Follow the job's state: waiting counts while queued, running while it runs, the total until
+  // it ends. A transition seen here is timed by this browser, within one poll.
+  function followClocks(s) {
+    if (s === "queued") { clockStart("queued"); clockStart("total"); }
+    else if (s === "running") { clockStop("queued"); clockStart("ran"); clockStart("total"); }
+    else {
+      Object.keys(clocks).forEach(clockStop);
+      var ran = clocks.ran;
+      if (ran && ran.base === null) ran.out.textContent = "did not start";
+    }
+    paintClocks();
+  }
+  var ticker = setInterval(paintClocks, 1000);
+
   addHistory(MLB.readJSON("history-data") || []);
 
   function text(id, value) { var el = document.getElementById(id); if (el) el.textContent = value; }
   function fmt(v, digits) { return v === null || v === undefined ? "–" : Number(v).toFixed(digits); }
+  // The endpoint's keys may be renamed (snake_case or camelCase): take the first one present.
+  function pick(d) {
+    for (var i = 1; i < arguments.length; i++) {
+      if (d[arguments[i]] !== undefined) return d[arguments[i]];
+    }
+    return undefined;
+  }
 
   function render(d) {
-    // Lines that hold only in one state (the queue position) vanish once the job moves on.
+    var s = d.status;
+    var active = ACTIVE[s] === true;
+    // Fields that hold only in some states (queue position, heartbeat, time left, phase)
+    // vanish once the job moves on.
     document.querySelectorAll("#job-card [data-show-when]").forEach(function (el) {
-      el.hidden = el.getAttribute("data-show-when") !== d.status;
+      el.hidden = el.getAttribute("data-show-when").split(/\s+/).indexOf(s) < 0;
     });
-    var pct = Math.round(d.progress);
+    var pct = Math.round(pick(d, "progress", "progress_percentage", "progressPercentage") || 0);
     text("job-percent", pct + "%");
     var prog = document.getElementById("job-progress");
     prog.querySelector(".bar").style.width = pct + "%";
     prog.setAttribute("aria-valuenow", pct);
-    prog.className = "progress big" + (d.status === "completed" ? " done" : (d.status === "failed" || d.status === "stalled") ? " bad" : "");
+    prog.className = "progress big" + (s === "completed" ? " done" : (s === "failed" || s === "stalled") ? " bad" : "");
     var badge = document.getElementById("job-status");
-    badge.textContent = d.status_display; badge.className = "badge " + d.status;
-    text("job-phase", d.phase_display);
-    text("job-epoch", fmt(d.epoch, 2) + " / " + d.total_epochs);
-    text("job-step", d.step + " / " + d.total_steps);
-    text("job-eta", d.is_active ? MLB.fmtSeconds(d.eta_seconds) : "–");
-    text("job-heartbeat", d.heartbeat_age_seconds === null ? "–" : Math.round(d.heartbeat_age_seconds) + " s ago");
-    text("job-loss", fmt(d.loss, 4));
+    badge.textContent = pick(d, "status_display", "statusDisplay") || s; badge.className = "badge " + s;
+    text("job-phase", pick(d, "phase_display", "phaseDisplay") || "");
+    if (!singlePass) {
+      var epoch = pick(d, "epoch", "current_epoch", "currentEpoch");
+      text("job-epoch", fmt(epoch, 2) + " / " + pick(d, "total_epochs", "totalEpochs"));
+      text("job-step", pick(d, "step", "current_step", "currentStep") + " / " + pick(d, "total_steps", "totalSteps"));
+      text("job-loss", fmt(pick(d, "loss", "last_loss", "lastLoss"), 4));
+    }
+    text("job-eta", active ? MLB.fmtSeconds(pick(d, "eta_seconds", "etaSeconds")) : "–");
+    var age = pick(d, "heartbeat_age_seconds", "heartbeatAgeSeconds");
+    text("job-heartbeat", age === null || age === undefined ? "–" : Math.round(age) + " s ago");
     text("attempt", d.attempt);
+    var reasonText = pick(d, "reason_plain", "reasonPlain") || "";
     var reason = document.getElementById("job-reason");
-    reason.hidden = !d.reason_plain; reason.textContent = d.reason_plain || "";
-    document.getElementById("cancel-form").hidden = !d.is_active;
+    reason.hidden = !reasonText; reason.textContent = reasonText;
+    document.getElementById("cancel-form").hidden = !active;
     // A flash such as "Training queued" is stale once the job has ended; the badge says the rest.
-    if (!d.is_active) document.querySelectorAll("main > .alert").forEach(function (el) { el.remove(); });
-    document.getElementById("resume-form").hidden = !d.is_resumable;
-    if (d.log_tail !== undefined) {
+    if (!active) document.querySelectorAll("main > .alert").forEach(function (el) { el.remove(); });
+    var resumable = pick(d, "is_resumable", "isResumable");
+    document.getElementById("resume-form").hidden = resumable === undefined ? active : !resumable;
+    var logTail = pick(d, "log_tail", "logTail");
+    if (logTail !== undefined) {
       var log = document.getElementById("job-log");
       var atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
-      log.textContent = d.log_tail || "No output yet.";
+      log.textContent = logTail || "No output yet.";
       if (atBottom) log.scrollTop = log.scrollHeight;
     }
-    if (d.device_plan && d.device_plan.device) {
+    var plan = pick(d, "device_plan", "devicePlan");
+    if (plan && plan.device) {
       document.getElementById("device-plan").hidden = false;
       document.getElementById("device-plan-pending").hidden = true;
       document.querySelectorAll("[data-plan]").forEach(function (el) {
-        var v = d.device_plan[el.getAttribute("data-plan")];
+        var v = plan[el.getAttribute("data-plan")];
         el.textContent = v === undefined || v === null || v === "" ? "–" : v;
       });
     }
-    card.setAttribute("data-status", d.status);
-    if (d.history && (d.history.length || d.history_reset)) addHistory(d.history, d.history_reset);
-    else { emptyNote("loss", lossChart); emptyNote("f1", f1Chart); }
+    card.setAttribute("data-status", s);
+    followClocks(s);
+    if (!active) clearInterval(ticker);
+    var history = d.history;
+    if (history && (history.length || pick(d, "history_reset", "historyReset"))) addHistory(history, pick(d, "history_reset", "historyReset"));
+    else emptyNotes();
   }
 
   function poll() {
