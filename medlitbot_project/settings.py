@@ -315,6 +315,8 @@ AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_MINUTES", default=15.0) / 60.0  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# No start-up banner: every manage.py command would print it to stderr.
+AXES_VERBOSE = False
 # 429 with "locked for N minutes after M failed attempts": JSON under /api/, a page elsewhere.
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_LOCKOUT_CALLABLE = "api.auth.lockout_response"

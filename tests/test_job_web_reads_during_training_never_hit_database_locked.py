@@ -27,7 +27,10 @@ def test_reads_and_writes_from_the_web_side_never_see_database_locked(
 ) -> None:
     if connection.vendor != "sqlite":
         pytest.skip("a SQLite locking test")
-    start_worker(**fast_env(PROGRESS_WRITE_INTERVAL="0", HEARTBEAT_INTERVAL="0.05"))
+    # Not a stall test: three hammering threads can slow the child's torch import past the
+    # fast 20 s floor on a 2-core machine, so give preparation a minute.
+    start_worker(**fast_env(PROGRESS_WRITE_INTERVAL="0", HEARTBEAT_INTERVAL="0.05",
+                            STALL_TIMEOUT_FLOOR="60", STALL_TIMEOUT_CEILING="90"))
     job = services.training_job_create(
         owner=user, dataset=slice_dataset, model_type="custom", name="Busy",
         config=tiny_bert_config(tiny_bert_dir, epochs=1),

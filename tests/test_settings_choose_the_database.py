@@ -63,10 +63,30 @@ def test_production_refuses_to_start_with_the_default_secret_key() -> None:
     assert "SECRET_KEY is missing or still the development default" in done.stderr
 
 
-def test_production_starts_with_a_real_secret_key_and_secure_cookies() -> None:
+def test_debug_is_off_unless_asked_for() -> None:
+    code = "from django.conf import settings; print(settings.DEBUG)"
+    done = _settings_in_subprocess(code, SECRET_KEY="a-real-secret-" * 4)
+    assert done.stdout.split() == ["False"], done.stderr
+
+
+def test_plain_http_on_localhost_keeps_cookies_that_the_browser_sends_back() -> None:
     code = (
         "from django.conf import settings; "
-        "print(settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE)"
+        "print(settings.SESSION_COOKIE_SECURE, settings.SECURE_SSL_REDIRECT, "
+        "settings.SECURE_HSTS_SECONDS)"
     )
     done = _settings_in_subprocess(code, DEBUG="False", SECRET_KEY="a-real-secret-" * 4)
-    assert done.stdout.split() == ["True", "True"], done.stderr
+    assert done.stdout.split() == ["False", "False", "0"], done.stderr
+
+
+def test_behind_tls_cookies_are_secure_http_redirects_and_hsts_is_sent() -> None:
+    code = (
+        "from django.conf import settings; "
+        "print(settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE, "
+        "settings.SECURE_SSL_REDIRECT, settings.SECURE_HSTS_SECONDS, "
+        "settings.SECURE_PROXY_SSL_HEADER[0])"
+    )
+    done = _settings_in_subprocess(code, DEBUG="False", SECRET_KEY="a-real-secret-" * 4,
+                                   HTTPS="True")
+    assert done.stdout.split() == ["True", "True", "True", "31536000",
+                                   "HTTP_X_FORWARDED_PROTO"], done.stderr
