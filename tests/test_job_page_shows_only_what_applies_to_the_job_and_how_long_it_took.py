@@ -202,3 +202,17 @@ def test_durations_read_as_seconds_minutes_or_hours() -> None:
     assert format_duration(61) == "1 min 01 s"
     assert format_duration(3599) == "59 min 59 s"
     assert format_duration(7380) == "2 h 03 min"
+
+
+def test_a_tfidf_model_page_lists_no_transformer_settings(alice_client, user, rows) -> None:
+    model = rows.model(user, rows.dataset(user), model_type="tfidf_logreg",
+                       parameters={"epochs": 3, "batch_size": 16, "learning_rate": 2e-5,
+                                   "max_length": 256, "max_features": 50000})
+
+    html = alice_client.get(f"/models/{model.pk}/").content.decode()
+
+    details = html[html.index("<h2>Details</h2>"):]
+    details = details[: details.index("</dl>")]
+    assert "max_features" in details
+    for setting in ("epochs", "batch_size", "learning_rate", "max_length"):
+        assert setting not in details

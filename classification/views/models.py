@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from classification import ml_models, services
 from classification.forms import PRESETS, FileUploadForm, TrainingJobCreateForm
 from classification.models import MLModel, TrainingJob
-from classification.views.presenters import metric_rows
+from classification.views.presenters import job_settings, metric_rows
 from dataset_management.models import Dataset
 from dataset_management.readers import DatasetFileError
 from web.estimates import (
@@ -161,6 +161,7 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "id", "status", "attempt", "created_at", "finished_at", "progress_percentage"
     )
     return render(request, "classification/model_detail.html", {
+        "settings_rows": job_settings(model_type=model.model_type, config=model.parameters),
         "model": model,
         "metrics": metrics,
         "metric_rows": metric_rows(metrics),
