@@ -330,17 +330,12 @@ def start_worker(env: dict[str, str], log: Path, *, nice: int = 0,
 def start_training(model_type: str) -> int:
     """A real job on the full demo file; returns its id once it is in its training phase."""
     from django.contrib.auth import get_user_model
-    from django.core.files.uploadedfile import SimpleUploadedFile
 
     from classification import services
     from classification.models import TrainingJob
-    from dataset_management.services import dataset_create_from_upload
 
     owner = get_user_model().objects.get(username="bench")
-    dataset = dataset_create_from_upload(
-        owner=owner, uploaded_file=SimpleUploadedFile(DEMO_FULL.name, DEMO_FULL.read_bytes()),
-        name="Demo (full)",
-    )
+    dataset = demo_dataset()
     job = services.training_job_create(owner=owner, dataset=dataset, model_type=model_type,
                                        name=f"Benchmark {model_type}",
                                        config={"epochs": 3, "batch_size": 16, "max_length": 256})
@@ -393,22 +388,33 @@ def demo_like_csv(path: Path, rows: int) -> Path:
     return path
 
 
-def train_and_wait(model_type: str, config: dict, *, rows: int | None = None) -> int:
-    """A model trained by the training worker; returns its id."""
+def demo_dataset(rows: int | None = None):
+    """The demo file (or its first `rows` rows) imported once; an upload twice is refused."""
     from django.contrib.auth import get_user_model
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from classification import services
+    from dataset_management.models import Dataset
     from dataset_management.services import dataset_create_from_upload
 
+    name = f"Demo ({rows or 'full'})"
     owner = get_user_model().objects.get(username="bench")
+    if found := Dataset.objects.filter(owner=owner, name=name).first():
+        return found
     data = DEMO_FULL.read_bytes()
     if rows:
         data = b"\n".join(data.splitlines()[: rows + 1]) + b"\n"
-    dataset = dataset_create_from_upload(
-        owner=owner, uploaded_file=SimpleUploadedFile(DEMO_FULL.name, data),
-        name=f"{model_type} training data",
-    )
+    return dataset_create_from_upload(
+        owner=owner, uploaded_file=SimpleUploadedFile(DEMO_FULL.name, data), name=name)
+
+
+def train_and_wait(model_type: str, config: dict, *, rows: int | None = None) -> int:
+    """A model trained by the training worker; returns its id."""
+    from django.contrib.auth import get_user_model
+
+    from classification import services
+
+    owner = get_user_model().objects.get(username="bench")
+    dataset = demo_dataset(rows)
     job = services.training_job_create(owner=owner, dataset=dataset, model_type=model_type,
                                        name=f"Batch {model_type}", config=config)
     deadline = time.monotonic() + 1800
