@@ -61,23 +61,29 @@ class MLModel(models.Model):
         return self.status == self.Status.TRAINED and bool(self.artifact_path)
 
 
-class TrainingJobQuerySet(models.QuerySet["TrainingJob"]):
-    def active(self) -> TrainingJobQuerySet:
-        return self.filter(status__in=TrainingJob.ACTIVE_STATUSES)
+class TransitionQuerySet(models.QuerySet):
+    """Status changes for a model that declares ``TRANSITIONS`` and ``ACTIVE_STATUSES``."""
 
-    def transition(self, pk: int, *, source: str | list[str], target: str, **fields: Any) -> bool:
-        """Move one job from `source` to `target` with one conditional UPDATE.
+    def active(self) -> TransitionQuerySet:
+        return self.filter(status__in=self.model.ACTIVE_STATUSES)
+
+    def transition(self, pk: Any, *, source: str | list[str], target: str, **fields: Any) -> bool:
+        """Move one row from `source` to `target` with one conditional UPDATE.
 
         Returns True only when exactly this call changed the row, so a duplicate delivery, a
-        racing worker or a late watchdog that lost the race does nothing.
+        racing worker, a reaper or a late watchdog that lost the race does nothing.
         """
         sources = [source] if isinstance(source, str) else list(source)
         for state in sources:
-            if target not in TrainingJob.TRANSITIONS.get(state, ()):
-                raise ValueError(f"Illegal job transition {state} -> {target}")
+            if target not in self.model.TRANSITIONS.get(state, ()):
+                raise ValueError(f"Illegal {self.model.__name__} transition {state} -> {target}")
         fields.setdefault("updated_at", timezone.now())
         changed = self.filter(pk=pk, status__in=sources).update(status=target, **fields)
         return changed == 1
+
+
+class TrainingJobQuerySet(TransitionQuerySet):
+    pass
 
 
 class TrainingJob(models.Model):
@@ -186,28 +192,9 @@ class TrainingJob(models.Model):
         return (timezone.now() - self.heartbeat_at).total_seconds()
 
 
-class BatchJobQuerySet(models.QuerySet["BatchJob"]):
-    def active(self) -> BatchJobQuerySet:
-        return self.filter(status__in=BatchJob.ACTIVE_STATUSES)
-
+class BatchJobQuerySet(TransitionQuerySet):
     def owned_by(self, owner: Any) -> BatchJobQuerySet:
         return self.filter(owner=owner)
-
-    def transition(
-        self, pk: Any, *, source: str | list[str], target: str, **fields: Any
-    ) -> bool:
-        """Move one batch from `source` to `target` with one conditional UPDATE.
-
-        True only when exactly this call changed the row: a duplicate delivery, a reaper that
-        lost the race to the runner, or a cancel that came after the end changes nothing.
-        """
-        sources = [source] if isinstance(source, str) else list(source)
-        for state in sources:
-            if target not in BatchJob.TRANSITIONS.get(state, ()):
-                raise ValueError(f"Illegal batch transition {state} -> {target}")
-        fields.setdefault("updated_at", timezone.now())
-        changed = self.filter(pk=pk, status__in=sources).update(status=target, **fields)
-        return changed == 1
 
 
 class BatchJob(models.Model):

@@ -377,8 +377,11 @@ def demo_like_csv(path: Path, rows: int) -> Path:
     """`rows` abstracts cycled from the demo file, each with an id, as a PubMed export has."""
     import csv
 
-    with DEMO_FULL.open(encoding="utf-8", newline="") as handle:
-        source = list(csv.DictReader(handle))
+    # The demo file is the challenge's own export: semicolon-separated, with a BOM.
+    with DEMO_FULL.open(encoding="utf-8-sig", newline="") as handle:
+        source = list(csv.DictReader(handle, delimiter=";"))
+    if not source or not source[0].get("abstract"):
+        raise SystemExit(f"{DEMO_FULL} has no abstract column")
     with path.open("w", encoding="utf-8", newline="") as out:
         writer = csv.writer(out)
         writer.writerow(["pmid", "title", "abstract"])
@@ -449,6 +452,8 @@ def batch_wait(batch, timeout: float = 3600) -> dict[str, float]:
         time.sleep(0.5)
     if batch.status != "completed":
         raise SystemExit(f"batch ended {batch.status}: {batch.reason}")
+    if batch.skipped:  # a throughput of skipped rows would measure nothing
+        raise SystemExit(f"batch skipped {batch.skipped} of {batch.total} articles")
     seconds = (batch.finished_at - batch.created_at).total_seconds()
     return {"rows": batch.total, "seconds": round(seconds, 1),
             "abstracts_per_s": round(batch.total / seconds, 1)}

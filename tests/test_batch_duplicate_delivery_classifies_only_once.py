@@ -36,5 +36,5 @@ def test_an_ended_batch_cannot_be_moved_again(media_root, trained_model, user) -
     assert BatchJob.objects.transition(batch.pk, source="queued", target="cancelled")
     assert not BatchJob.objects.transition(batch.pk, source="queued", target="running")
     for end in ("completed", "failed", "cancelled"):
-        with pytest.raises(ValueError, match="Illegal batch transition"):
+        with pytest.raises(ValueError, match="Illegal BatchJob transition"):
             BatchJob.objects.transition(batch.pk, source=end, target="running")
