@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from django.conf import settings
 from django.db.models import QuerySet
 
 from classification.jobs import paths
@@ -44,3 +47,19 @@ def training_job_queue_positions() -> dict[int, int]:
         .values_list("pk", flat=True)
     )
     return {pk: position for position, pk in enumerate(ids, start=1)}
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+
+
+def artifact_disk_usage() -> dict[str, int]:
+    """Bytes on disk: trained models, job checkpoints (kept for resuming), and the number of
+    job folders holding them; what the doctor reports so disk growth is never a surprise."""
+    root = Path(settings.MODEL_ARTIFACT_ROOT)
+    jobs = root / "jobs"
+    job_folders = [f for f in jobs.iterdir() if f.is_dir()] if jobs.is_dir() else []
+    checkpoints = sum(_folder_bytes(f) for f in job_folders)
+    models = _folder_bytes(root) - checkpoints if root.is_dir() else 0
+    return {"models": models, "checkpoints": checkpoints,
+            "job_folders": sum(1 for f in job_folders if any(f.iterdir()))}

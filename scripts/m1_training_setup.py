@@ -206,6 +206,15 @@ def check_services() -> list[Check]:
         status = FAIL if free < 1 else WARN if free < 5 else OK
         checks.append(Check(label, status, f"{free:.1f} GiB free at {path}"))
     try:
+        from classification.selectors import artifact_disk_usage
+
+        used = artifact_disk_usage()
+        checks.append(Check("disk used", OK, (
+            f"trained models {used['models'] / 2**20:.0f} MB; checkpoints kept for resuming "
+            f"{used['checkpoints'] / 2**20:.0f} MB in {used['job_folders']} job folder(s)")))
+    except Exception as exc:
+        checks.append(Check("disk used", WARN, f"could not measure: {exc}"))
+    try:
         from classification import ml_models
 
         for key in ml_models.REGISTRY:

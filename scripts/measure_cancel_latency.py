@@ -60,7 +60,7 @@ def main() -> int:
     env = configure_env(scratch, None)
     env["REDIS_URL"] = env["CELERY_BROKER_URL"] = f"redis://127.0.0.1:6379/{args.redis_db}"
     env["CELERY_QUEUE_PREFIX"] = "cancel-bench-"
-    migrate_and_seed(env, n_models=1, n_datasets=1)
+    migrate_and_seed(env, n_models=2, n_datasets=1)
     import redis
 
     redis.Redis.from_url(env["REDIS_URL"]).flushdb()
