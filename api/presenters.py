@@ -1,9 +1,5 @@
-"""What the API says about a job beyond its columns: the window of its metrics history a poller
-has not seen yet, and the words for its phase.
-
-The API builds its answers from here and from api/serializers.py, never from the web views, so a
-change to a page's JSON cannot change the API's representation (or the other way round).
-"""
+"""What the API says beyond a row's columns: a job's history window and phase words (shared
+with the job page through classification.views.presenters) and a model's headline metrics."""
 
 from __future__ import annotations
 
@@ -11,48 +7,11 @@ from typing import Any
 
 from django.db.models.fields.json import KeyTransform
 
-from classification.models import TrainingJob
+# One home for the history window and the phase words: the job page's JSON uses them too.
+from classification.views.presenters import job_history_window, job_phase_display
 
-
-def job_phase_display(phase: str) -> str:
-    try:
-        return TrainingJob.Phase(phase).label
-    except ValueError:
-        return phase.replace("_", " ").capitalize()
-
-
-def _point_key(point: dict[str, Any]) -> str:
-    return f"{point.get('kind', '')}:{point.get('step', '')}"
-
-
-def job_history_start(history: list[dict[str, Any]], *, since: int, last: str | None) -> int:
-    """Where the client's copy of the history ends.
-
-    `since` alone is an index, but the worker keeps only the newest points, so once the cap is
-    reached the indexes shift; `last` ("kind:step" of the client's newest point) finds the
-    client's place again. 0 means "send everything": the client then redraws from scratch.
-    """
-    since = min(max(since, 0), len(history))
-    if not last or since == 0:
-        return since
-    if _point_key(history[since - 1]) == last:
-        return since
-    for index in range(len(history) - 1, -1, -1):
-        if _point_key(history[index]) == last:
-            return index + 1
-    return 0
-
-
-def job_history_window(history: list[dict[str, Any]] | None, *, since: int = 0,
-                       last: str | None = None) -> dict[str, Any]:
-    """The keys `?expand=history` adds to a job: the same three the job page's JSON has."""
-    history = history or []
-    start = job_history_start(history, since=since, last=last)
-    return {
-        "history": history[start:],
-        "history_length": len(history),
-        "history_reset": bool(since) and start == 0 and bool(history),
-    }
+__all__ = ["job_history_window", "job_phase_display", "model_headline_annotations",
+           "model_headline_metrics"]
 
 
 # The numbers a model's representation carries; the full dict is at /api/models/{id}/metrics/.

@@ -13,6 +13,8 @@ from classification.selectors import training_job_queue_positions
 from classification.views.presenters import (
     is_single_pass,
     job_durations,
+    job_history_window,
+    job_phase_display,
     job_reason_plain,
     job_settings,
 )
@@ -72,32 +74,9 @@ def job_progress(request: HttpRequest, pk: int) -> JsonResponse:
                                          last=request.GET.get("last")))
 
 
-def history_start(history: list[dict], *, since: int, last: str | None) -> int:
-    """Where the client's copy of the history ends.
-
-    `since` alone is an index, but the worker keeps only the newest points, so once the cap is
-    reached the indexes shift; `last` ("kind:step" of the client's newest point) finds the
-    client's place again. 0 means "send everything": the client then redraws from scratch.
-    """
-    since = min(since, len(history))
-    if not last or since == 0:
-        return since
-    def key(point: dict) -> str:
-        return f"{point.get('kind', '')}:{point.get('step', '')}"
-
-    if key(history[since - 1]) == last:
-        return since
-    for index in range(len(history) - 1, -1, -1):
-        if key(history[index]) == last:
-            return index + 1
-    return 0
-
-
 def progress_payload(row: dict, *, since: int = 0, last: str | None = None) -> dict:
     """Shared by the page endpoint and the API's job status, from a `.values()` row."""
     now = timezone.now()
-    history = row.get("metrics_history") or []
-    start = history_start(history, since=since, last=last)
     heartbeat = row["heartbeat_at"]
     status = row["status"]
     payload = {
@@ -107,7 +86,7 @@ def progress_payload(row: dict, *, since: int = 0, last: str | None = None) -> d
         "status": status,
         "status_display": TrainingJob.Status(status).label,
         "phase": row["phase"],
-        "phase_display": _phase_label(row["phase"]),
+        "phase_display": job_phase_display(row["phase"]),
         "progress": round(row["progress_percentage"] or 0.0, 2),
         "epoch": row["current_epoch"],
         "total_epochs": row["total_epochs"],
@@ -122,9 +101,7 @@ def progress_payload(row: dict, *, since: int = 0, last: str | None = None) -> d
         "is_resumable": status in TrainingJob.RESUMABLE_STATUSES,
         "reason": row["reason"],
         "reason_plain": job_reason_plain(status=status, reason=row["reason"]),
-        "history_length": len(history),
-        "history": history[start:],
-        "history_reset": bool(since) and start == 0 and bool(history),
+        **job_history_window(row.get("metrics_history"), since=since, last=last),
         "updated_at": row["updated_at"].isoformat() if row["updated_at"] else None,
     }
     if "log_tail" in row:
@@ -132,13 +109,6 @@ def progress_payload(row: dict, *, since: int = 0, last: str | None = None) -> d
     if "device_plan" in row:
         payload["device_plan"] = row["device_plan"] or {}
     return payload
-
-
-def _phase_label(phase: str) -> str:
-    try:
-        return TrainingJob.Phase(phase).label
-    except ValueError:
-        return phase.replace("_", " ").capitalize()
 
 
 def _int(value: str | None) -> int:

@@ -8,6 +8,7 @@ from typing import Any
 from django.utils import timezone
 
 from classification.engine.registry import REGISTRY
+from classification.models import TrainingJob
 
 STATUS_HINTS = {
     "stalled": "The job stopped reporting progress, usually because the worker process died or "
@@ -138,3 +139,45 @@ def job_durations(job: Any, *, now: datetime | None = None) -> list[dict[str, An
          "seconds": total, "counting": not ended, "text": format_duration(total)},
     ]
     return rows
+
+
+def job_phase_display(phase: str) -> str:
+    try:
+        return TrainingJob.Phase(phase).label
+    except ValueError:
+        return phase.replace("_", " ").capitalize()
+
+
+def _point_key(point: dict[str, Any]) -> str:
+    return f"{point.get('kind', '')}:{point.get('step', '')}"
+
+
+def job_history_start(history: list[dict[str, Any]], *, since: int, last: str | None) -> int:
+    """Where the client's copy of the history ends.
+
+    `since` alone is an index, but the worker keeps only the newest points, so once the cap is
+    reached the indexes shift; `last` ("kind:step" of the client's newest point) finds the
+    client's place again. 0 means "send everything": the client then redraws from scratch.
+    """
+    since = min(max(since, 0), len(history))
+    if not last or since == 0:
+        return since
+    if _point_key(history[since - 1]) == last:
+        return since
+    for index in range(len(history) - 1, -1, -1):
+        if _point_key(history[index]) == last:
+            return index + 1
+    return 0
+
+
+def job_history_window(history: list[dict[str, Any]] | None, *, since: int = 0,
+                       last: str | None = None) -> dict[str, Any]:
+    """The part of a job's metrics history a poller has not seen yet, for the job page's JSON
+    and the API's `?expand=history` alike."""
+    history = history or []
+    start = job_history_start(history, since=since, last=last)
+    return {
+        "history": history[start:],
+        "history_length": len(history),
+        "history_reset": bool(since) and start == 0 and bool(history),
+    }
