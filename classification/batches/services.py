@@ -24,7 +24,7 @@ from classification.batches.lifecycle import (
     batch_job_finish,
 )
 from classification.batches.runner import BatchFileError, batch_job_run
-from classification.jobs import processes
+from classification.jobs import broker, processes
 from classification.models import BatchJob, MLModel
 from core.queueing import task_send_on_commit
 
@@ -243,39 +243,11 @@ LOST_MESSAGE_REASON = (
 LOST_MESSAGE_GRACE_SECONDS = 1.0
 
 
-def _queued_task_ids() -> set[str] | None:
-    """Task ids the broker holds for the inference queue, waiting or reserved by a worker;
-    None when the broker is not Redis or cannot be read (then nothing is judged lost)."""
-    from celery import current_app
-
-    if not str(current_app.conf.broker_url or "").startswith(("redis://", "rediss://")):
-        return None
-    try:
-        with current_app.connection_for_read() as conn:
-            client = conn.default_channel.client
-            raw = [*client.lrange(settings.QUEUE_INFERENCE, 0, -1), *client.hvals("unacked")]
-    except Exception as exc:  # the broker being down is itself the answer "cannot tell"
-        logger.warning("could not read the broker to look for batch messages: %s", exc)
-        return None
-    ids = set()
-    for item in raw:
-        try:
-            payload = json.loads(item)
-        except (TypeError, ValueError):
-            continue
-        if isinstance(payload, list):  # kombu's unacked hash stores [message, exchange, key]
-            payload = payload[0] if payload else {}
-        headers = payload.get("headers") if isinstance(payload, dict) else None
-        if isinstance(headers, dict) and headers.get("id"):
-            ids.add(headers["id"])
-    return ids
-
-
 def _fail_lost_messages(*, stale_seconds: float) -> list[str]:
     """Queued batches older than `stale_seconds` whose message the broker no longer holds."""
     cutoff = timezone.now() - timedelta(seconds=stale_seconds)
     waiting = list(BatchJob.objects.filter(status=S.QUEUED, created_at__lt=cutoff))
-    held = _queued_task_ids() if waiting else None
+    held = broker.broker_task_ids(queue=settings.QUEUE_INFERENCE) if waiting else None
     if held is None:
         return []
     lost = [batch for batch in waiting if batch.celery_task_id not in held]

@@ -28,8 +28,9 @@ def _task_id(raw: bytes | str) -> str | None:
     return headers.get("id") if isinstance(headers, dict) else None
 
 
-def broker_holds_task(*, task_id: str) -> bool | None:
-    """True or False when the broker is Redis and can be read; None when it cannot tell.
+def broker_task_ids(*, queue: str) -> set[str] | None:
+    """Ids of the task messages the broker holds for `queue`, waiting or reserved by a worker;
+    None when the broker is not Redis or cannot be read (then nothing may be judged lost).
 
     Looks in the waiting queue and in kombu's `unacked` hash, which holds the message a worker
     has reserved (prefetched) but not yet started.
@@ -37,13 +38,20 @@ def broker_holds_task(*, task_id: str) -> bool | None:
     app = current_app
     if not str(app.conf.broker_url or "").startswith(("redis://", "rediss://")):
         return None
-    queue = settings.QUEUE_TRAINING
     try:
         with app.connection_for_read() as conn:
             client = conn.default_channel.client
-            waiting = client.lrange(queue, 0, -1)
-            reserved = client.hvals("unacked")
+            raw = [*client.lrange(queue, 0, -1), *client.hvals("unacked")]
     except Exception as exc:  # the broker being down is itself the answer "cannot tell"
-        logger.warning("could not read the broker to look for task %s: %s", task_id, exc)
+        logger.warning("could not read the broker's queue %s: %s", queue, exc)
         return None
-    return any(_task_id(raw) == task_id for raw in [*waiting, *reserved])
+    return {task_id for item in raw if (task_id := _task_id(item))}
+
+
+def broker_holds_task(*, task_id: str, queue: str | None = None) -> bool | None:
+    """True or False when the broker is Redis and can be read; None when it cannot tell.
+
+    `queue` defaults to the training queue, where job messages wait.
+    """
+    held = broker_task_ids(queue=queue or settings.QUEUE_TRAINING)
+    return None if held is None else task_id in held
