@@ -9,7 +9,6 @@ import time
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -54,9 +53,7 @@ def wait_for_chart(page: Any, canvas_id: str, timeout: float = 10.0) -> int:
 
 @pytest.fixture
 def server(start_app_server):
-    # gunicorn runs with DEBUG=False: WhiteNoise serves only what collectstatic gathered, and
-    # indexes it when the server starts, so collect first.
-    call_command("collectstatic", "--noinput", verbosity=0)
+    # The test settings let WhiteNoise find static files without collectstatic.
     return start_app_server()
 
 
