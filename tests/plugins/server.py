@@ -34,13 +34,14 @@ class AppServer:
 
     def start(self, timeout: float = 60.0) -> AppServer:
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        env = worker_env(
-            WEB_BIND=f"127.0.0.1:{self.port}", WEB_WORKERS="2", WEB_THREADS="8",
-            WEB_ACCESS_LOG=str(self.log_dir / "access.log"),
-            WEB_ERROR_LOG=str(self.log_dir / "gunicorn.log"),
+        env = worker_env(**{
+            "WEB_BIND": f"127.0.0.1:{self.port}", "WEB_WORKERS": "2", "WEB_THREADS": "8",
+            "WEB_ACCESS_LOG": str(self.log_dir / "access.log"),
+            "WEB_ERROR_LOG": str(self.log_dir / "gunicorn.log"),
             # The suite drops the test database at the end; pooled connections would block it.
-            CONN_MAX_AGE="0", **self.env,
-        )
+            "CONN_MAX_AGE": "0",
+            **self.env,  # a test's own settings win, WEB_WORKERS included
+        })
         self.proc = subprocess.Popen(
             [str(Path(sys.executable).parent / "gunicorn"), "-c",
              "python:medlitbot_project.gunicorn_conf", "medlitbot_project.wsgi"],
