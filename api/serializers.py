@@ -17,6 +17,7 @@ from rest_framework import serializers
 
 from api.presenters import job_history_window, job_phase_display, model_headline_metrics
 from classification.batches.selectors import batch_job_progress
+from classification.engine.types import article_text
 from classification.ml_models import REGISTRY
 from classification.models import BatchJob, MLModel, TrainingJob
 from classification.views.presenters import job_reason_plain
@@ -313,9 +314,7 @@ class PredictInputSerializer(serializers.Serializer):
             return [data["text"]]
         if data.get("texts"):
             return list(data["texts"])
-        return [
-            f"{a['title'].strip()}\n\n{a['abstract'].strip()}".strip() for a in data["articles"]
-        ]
+        return [article_text(a["title"], a["abstract"]) for a in data["articles"]]
 
     def records_for_batch(self) -> list[dict[str, str]]:
         """The same input as rows a batch file holds: {"text"} or {"title", "abstract"}."""

@@ -22,13 +22,12 @@ from api.presenters import model_headline_annotations
 from classification import ml_models, services
 from classification.batches import selectors as batch_selectors
 from classification.batches import services as batch_services
+from classification.model_paths import model_path_problem
 from classification.models import BatchJob, MLModel, TrainingJob
-from classification.views.batches import result_download_name
 from dataset_management import selectors as dataset_selectors
 from dataset_management import services as dataset_services
 from dataset_management.models import Dataset
 from dataset_management.readers import DatasetFileError
-from web.model_paths import model_path_problem
 
 
 def _expand(request: Request, allowed: Iterable[str]) -> frozenset[str]:
@@ -372,7 +371,7 @@ class BatchResultApi(APIView):
                 status=status.HTTP_409_CONFLICT,
             )
         return FileResponse(path.open("rb"), as_attachment=True, content_type="text/csv",
-                            filename=result_download_name(batch))
+                            filename=batch_selectors.batch_job_result_name(batch=batch))
 
 
 # --- Jobs ---------------------------------------------------------------------------------------

@@ -4,9 +4,10 @@ from typing import Any
 
 from django import forms
 
+from classification.engine.types import article_text
 from classification.ml_models import REGISTRY
+from classification.model_paths import model_path_problem
 from dataset_management.models import Dataset
-from web.model_paths import model_path_problem
 
 # Presets name the trade-off, not the knobs: people pick "how long can I wait", not a batch size.
 PRESETS: dict[str, dict[str, Any]] = {
@@ -105,10 +106,7 @@ class ClassifyForm(forms.Form):
         return data
 
     def text(self) -> str:
-        # The same shape the datasets store (contracts.md): title, blank line, abstract.
-        title = self.cleaned_data.get("title", "").strip()
-        abstract = self.cleaned_data.get("abstract", "").strip()
-        return f"{title}\n\n{abstract}".strip()
+        return article_text(self.cleaned_data.get("title"), self.cleaned_data.get("abstract"))
 
 
 class FileUploadForm(forms.Form):

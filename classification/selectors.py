@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import FloatField, QuerySet
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 
 from classification.jobs import paths
-from classification.jobs.reaper import JobCheck, training_jobs_check
 from classification.models import MLModel, TrainingJob
 
 
@@ -16,16 +18,26 @@ def training_job_get(*, job_id: int) -> TrainingJob | None:
     return TrainingJob.objects.select_related("ml_model").filter(pk=job_id).first()
 
 
-def training_job_list_active() -> QuerySet[TrainingJob]:
-    return TrainingJob.objects.active().select_related("ml_model")
-
-
 def training_job_latest_checkpoint(*, job: TrainingJob) -> str | None:
     return paths.latest_checkpoint(paths.job_output_dir(job.pk))
 
 
-def training_jobs_stuck(*, stale_seconds: float) -> list[JobCheck]:
-    return [c for c in training_jobs_check(stale_seconds=stale_seconds) if c.problem]
+def mlmodel_list_rows(*, owner: Any) -> QuerySet[MLModel]:
+    """The model list's rows: only the columns it shows.
+
+    A model's `metrics` JSON (per-label tables, confusion matrices, confident mistakes with
+    their abstracts) is tens of kilobytes; a list of 100 rows that loads it decodes megabytes
+    to print two numbers, so the database reads the headline scores out of the JSON instead.
+    """
+    return (
+        MLModel.objects.filter(owner=owner)
+        .select_related("dataset")
+        .only("id", "name", "model_type", "status", "created_at", "dataset__id", "dataset__name")
+        .annotate(
+            micro_f1=Cast(KT("metrics__micro_f1"), FloatField()),
+            macro_f1=Cast(KT("metrics__macro_f1"), FloatField()),
+        )
+    )
 
 
 def mlmodel_get(*, model_id: int) -> MLModel | None:

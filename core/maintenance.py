@@ -46,7 +46,7 @@ def _leftover_checkpoints() -> str:
 
 
 def _abandoned_staged_uploads() -> str:
-    from web.staging import staging_purge_abandoned
+    from dataset_management.staging import staging_purge_abandoned
 
     removed = staging_purge_abandoned()
     return f"{removed} abandoned staged upload(s) removed" if removed else ""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -11,31 +10,25 @@ import pyarrow.parquet as pq
 from django.conf import settings
 from django.db.models import QuerySet
 
+from classification.engine.types import TextData
+
 from .models import Dataset
 from .splitting import SPLITS
 
-
-@dataclass
-class _TextData:
-    """Stand-in with TextData's shape, for when the classification engine is not installed."""
-
-    texts: list[str]
-    labels: list[list[str]] = field(default_factory=list)
-
-
-def _text_data_class() -> type:
-    # Imported lazily: selectors must load in processes that never touch the engine.
-    for module in ("classification.ml_models", "classification.engine.types"):
-        try:
-            return __import__(module, fromlist=["TextData"]).TextData
-        except (ImportError, AttributeError):
-            continue
-    return _TextData
+DATASET_LIST_FIELDS = (
+    "id", "name", "original_filename", "file_format", "row_count", "label_names",
+    "is_multilabel", "created_at",
+)
 
 
 def dataset_list(*, owner: Any) -> QuerySet[Dataset]:
     # The stored report can be large (co-occurrence, per-row drops); lists never show it.
     return Dataset.objects.filter(owner=owner).defer("report")
+
+
+def dataset_list_rows(*, owner: Any) -> QuerySet[Dataset]:
+    """The dataset list page's rows: only the columns it prints."""
+    return Dataset.objects.filter(owner=owner).only(*DATASET_LIST_FIELDS)
 
 
 def dataset_get(*, owner: Any, pk: int) -> Dataset:
@@ -62,7 +55,7 @@ def dataset_split_examples(*, dataset: Dataset, split: str) -> Any:
         dataset_rows_file(dataset=dataset), columns=["text", "labels"],
         filters=[("split", "=", split)],
     )
-    return _text_data_class()(
+    return TextData(
         texts=table.column("text").to_pylist(),
         labels=[list(labels) for labels in table.column("labels").to_pylist()],
     )

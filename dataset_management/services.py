@@ -19,6 +19,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.text import get_valid_filename
 
+from classification.engine.types import article_text
+
 from .mapping import ColumnMapping, label_separator_detect, labels_parse, mapping_detect
 from .models import Dataset, dataset_upload_path
 from .readers import ERROR_KEY, DatasetFileError, RecordStream, read_records
@@ -232,7 +234,7 @@ def _stream_rows(stream: RecordStream, parsed: _Parsed, writer: pq.ParquetWriter
             if hint is None:
                 builder.drop(row=row, reason="unknown split value")
                 continue
-        text = f"{title}\n\n{abstract}" if title and abstract else (title or abstract)
+        text = article_text(title, abstract)
         if not abstract and not title:
             builder.drop(row=row, reason="empty text")
             continue

@@ -12,14 +12,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from core.paging import page_of
 from dataset_management import selectors, services
 from dataset_management.forms import DatasetUploadForm
 from dataset_management.models import Dataset
 from dataset_management.readers import DatasetFileError
+from dataset_management.report import report_summary
 from dataset_management.splitting import DEFAULT_RATIOS, split_ratios_validate
-from web.dataset_report import report_summary
-from web.listings import dataset_rows, page_of
-from web.staging import upload_discard, upload_open, upload_stage
+from dataset_management.staging import upload_discard, upload_open, upload_stage
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +47,7 @@ def owned_dataset(request: HttpRequest, pk: int) -> Dataset:
 
 @login_required
 def dataset_list(request: HttpRequest) -> HttpResponse:
-    # selectors.dataset_list loads every column, the large report included; the list needs few.
-    page = page_of(dataset_rows(owner=request.user), request.GET.get("page"))
+    page = page_of(selectors.dataset_list_rows(owner=request.user), request.GET.get("page"))
     return render(request, "datasets/list.html", {"datasets": page.object_list, "page": page})
 
 

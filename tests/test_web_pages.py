@@ -247,21 +247,17 @@ def test_list_pages_run_a_fixed_number_of_queries(alice_client, user, rows,
             assert alice_client.get(url).status_code == 200, url
 
 
-def test_long_lists_are_paged(alice_client, user, rows, settings) -> None:
-    from web import listings
+def test_long_lists_are_paged(alice_client, user, rows, monkeypatch) -> None:
+    from core import paging
 
     dataset = rows.dataset(user, name="Set 0")
     for i in range(1, 5):
         rows.model(user, dataset, name=f"Paged model {i}")
         rows.dataset(user, name=f"Set {i}")
-    original = listings.PER_PAGE
-    listings.PER_PAGE = 3
-    try:
-        first = alice_client.get(reverse("classification:model_list")).content.decode()
-        second = alice_client.get(reverse("classification:model_list"), {"page": 2})
-        sets = alice_client.get(reverse("datasets:list"), {"page": 99}).content.decode()
-    finally:
-        listings.PER_PAGE = original
+    monkeypatch.setattr(paging, "PER_PAGE", 3)
+    first = alice_client.get(reverse("classification:model_list")).content.decode()
+    second = alice_client.get(reverse("classification:model_list"), {"page": 2})
+    sets = alice_client.get(reverse("datasets:list"), {"page": 99}).content.decode()
     assert "Page 1 of 2 · 4 in all" in first
     assert first.count(">Paged model") == 3
     assert second.content.decode().count(">Paged model") == 1

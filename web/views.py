@@ -8,11 +8,11 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from classification.models import MLModel, TrainingJob
-from classification.selectors import training_job_queue_positions
+from classification.selectors import mlmodel_list_rows, training_job_queue_positions
 from core import selectors as core_selectors
 from core.models import WorkerHeartbeat
 from dataset_management.models import Dataset
-from web.listings import dataset_rows, model_rows
+from dataset_management.selectors import dataset_list_rows
 
 
 def _queue_label(queue: str) -> str:
@@ -70,8 +70,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         .select_related("ml_model")
         .order_by("-updated_at")[:5]
     )
-    models = model_rows(owner=owner)[:8]
-    datasets = dataset_rows(owner=owner)[:8]
+    models = mlmodel_list_rows(owner=owner)[:8]
+    datasets = dataset_list_rows(owner=owner)[:8]
     workers = core_selectors.worker_heartbeat_list()
     unserved = [
         _queue_label(entry.queue)

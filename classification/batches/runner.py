@@ -23,6 +23,7 @@ from classification import faults
 from classification import services as classification_services
 from classification.batches import storage
 from classification.batches.lifecycle import batch_job_claim, batch_job_finish
+from classification.engine.types import article_text
 from classification.models import BatchJob, MLModel
 from dataset_management.export import csv_safe_cell
 
@@ -161,7 +162,7 @@ def _classify_to_csv(*, batch: BatchJob, source: Path, part: Path, progress: _Pr
 def _write_chunk(writer: Any, chunk: list[tuple[int, dict[str, str]]], ml_model: MLModel,
                  labels: list[str], with_id: bool, progress: _Progress) -> None:
     todo = [a for _, a in chunk if not a["problem"]]
-    texts = [f"{a['title']}\n\n{a['abstract']}".strip() for a in todo]
+    texts = [article_text(a["title"], a["abstract"]) for a in todo]
     predictions = iter(
         classification_services.mlmodel_predict(ml_model=ml_model, texts=texts) if texts else []
     )

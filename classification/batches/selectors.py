@@ -43,6 +43,11 @@ def batch_job_result_file(*, batch: BatchJob) -> Path | None:
     return path if path.is_file() else None
 
 
+def batch_job_result_name(*, batch: BatchJob) -> str:
+    """The download's file name: the uploaded file's stem, so results sort beside their input."""
+    return f"{Path(batch.filename or 'articles').stem[:80] or 'articles'}-predictions.csv"
+
+
 def batch_job_progress(*, batch: BatchJob) -> dict[str, Any]:
     """Percent done, seconds left (None when unknown) and a line saying where it stands."""
     total, done = batch.total, batch.processed or 0

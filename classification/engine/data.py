@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .metrics import encode_labels
-from .types import TextData
+from .types import TextData, article_text
 
 
 def read_challenge_csv(path: str | Path, limit: int | None = None) -> TextData:
@@ -19,7 +19,7 @@ def read_challenge_csv(path: str | Path, limit: int | None = None) -> TextData:
         for row in csv.DictReader(fh, delimiter=";"):
             title = (row.get("title") or "").strip()
             abstract = (row.get("abstract") or "").strip()
-            text = f"{title}\n\n{abstract}".strip()
+            text = article_text(title, abstract)
             if not text:
                 continue
             texts.append(text)

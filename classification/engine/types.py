@@ -11,6 +11,16 @@ ProgressCallback = Callable[[dict[str, Any]], None]
 ShouldStop = Callable[[], bool]
 
 
+def article_text(title: str | None, abstract: str | None) -> str:
+    """The one text a model sees for an article: title, a blank line, abstract.
+
+    Training, import, prediction, batches and evaluation all call this, so a model is always
+    asked about text shaped exactly like the text it learned from (docs/contracts.md).
+    """
+    title, abstract = (title or "").strip(), (abstract or "").strip()
+    return f"{title}\n\n{abstract}" if title and abstract else (title or abstract)
+
+
 class ModelUnavailableError(Exception):
     """The model's weights cannot be obtained here; the message says how to get them."""
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from classification import ml_models
+from classification.engine.types import article_text
 from classification.models import MLModel
 
 
@@ -45,7 +46,7 @@ def parse_articles_file(path: str | Path, *, filename: str | None = None) -> Par
                 continue
             title = _cell(record.get(m.title)) if m.title else ""
             abstract = _cell(record.get(m.abstract)) if m.abstract else ""
-            text = f"{title}\n\n{abstract}" if title and abstract else (title or abstract)
+            text = article_text(title, abstract)
             if not text:
                 dropped += 1
                 continue

@@ -3,7 +3,6 @@ download a safe CSV. Every read is scoped to the owner: another user's batch is 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from django.contrib import messages
@@ -96,12 +95,8 @@ def batch_download(request: HttpRequest, batch_id: str) -> FileResponse:
     path = selectors.batch_job_result_file(batch=batch)
     if path is None:
         raise Http404("The results are not ready.")
-    return FileResponse(path.open("rb"), as_attachment=True,
-                        filename=result_download_name(batch), content_type="text/csv")
-
-
-def result_download_name(batch: BatchJob) -> str:
-    return f"{Path(batch.filename or 'articles').stem[:80] or 'articles'}-predictions.csv"
+    return FileResponse(path.open("rb"), as_attachment=True, content_type="text/csv",
+                        filename=selectors.batch_job_result_name(batch=batch))
 
 
 def _int(value: str | None) -> int:

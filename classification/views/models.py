@@ -12,21 +12,21 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
-from classification import ml_models, services
-from classification.forms import PRESETS, FileUploadForm, TrainingJobCreateForm
-from classification.models import MLModel, TrainingJob
-from classification.views.presenters import job_settings, metric_rows
-from dataset_management.models import Dataset
-from dataset_management.readers import DatasetFileError
-from web.estimates import (
+from classification import ml_models, selectors, services
+from classification.estimates import (
     GPU_SPEEDUP,
     SAMPLES_PER_SECOND_PER_THREAD,
     SINGLE_PASS_TYPES,
     device_plan_summary,
     observed_rates,
 )
-from web.listings import model_rows, page_of
-from web.zipstream import zip_directory_stream
+from classification.forms import PRESETS, FileUploadForm, TrainingJobCreateForm
+from classification.models import MLModel, TrainingJob
+from classification.views.presenters import job_settings, metric_rows
+from core.paging import page_of
+from core.zipstream import zip_directory_stream
+from dataset_management.models import Dataset
+from dataset_management.readers import DatasetFileError
 
 
 def owned_model(request: HttpRequest, pk: int) -> MLModel:
@@ -35,7 +35,7 @@ def owned_model(request: HttpRequest, pk: int) -> MLModel:
 
 @login_required
 def model_list(request: HttpRequest) -> HttpResponse:
-    page = page_of(model_rows(owner=request.user), request.GET.get("page"))
+    page = page_of(selectors.mlmodel_list_rows(owner=request.user), request.GET.get("page"))
     return render(request, "classification/model_list.html",
                   {"models": page.object_list, "page": page})
 
