@@ -132,6 +132,7 @@ class TrainingJob(models.Model):
     }
     ACTIVE_STATUSES = (Status.QUEUED, Status.RUNNING)
     RESUMABLE_STATUSES = (Status.FAILED, Status.STALLED, Status.CANCELLED)
+    PROBLEM_STATUSES = (Status.FAILED, Status.STALLED)  # drawn in red: something went wrong
 
     ml_model = models.ForeignKey(MLModel, on_delete=models.CASCADE, related_name="training_jobs")
     status = models.CharField(
@@ -186,6 +187,10 @@ class TrainingJob(models.Model):
         return self.status in self.RESUMABLE_STATUSES
 
     @property
+    def is_problem(self) -> bool:
+        return self.status in self.PROBLEM_STATUSES
+
+    @property
     def heartbeat_age_seconds(self) -> float | None:
         if self.heartbeat_at is None:
             return None
@@ -230,6 +235,7 @@ class BatchJob(models.Model):
         Status.CANCELLED: frozenset(),
     }
     ACTIVE_STATUSES = (Status.QUEUED, Status.RUNNING)
+    PROBLEM_STATUSES = (Status.FAILED,)
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(
@@ -276,3 +282,7 @@ class BatchJob(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in self.ACTIVE_STATUSES
+
+    @property
+    def is_problem(self) -> bool:
+        return self.status in self.PROBLEM_STATUSES

@@ -84,6 +84,7 @@ def batch_payload(batch: BatchJob) -> dict[str, Any]:
         "reason": batch.reason, "filename": batch.filename,
         "model_id": batch.ml_model_id, "model_name": batch.ml_model.name,
         "created_at": batch.created_at.timestamp(), "is_active": batch.is_active,
+        "is_problem": batch.is_problem,
         "cancel_requested": batch.cancel_requested,
         "done": batch.status == BatchJob.Status.COMPLETED,
     }

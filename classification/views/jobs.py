@@ -99,6 +99,7 @@ def progress_payload(row: dict, *, since: int = 0, last: str | None = None) -> d
         "cancel_requested": row["cancel_requested"],
         "is_active": status in TrainingJob.ACTIVE_STATUSES,
         "is_resumable": status in TrainingJob.RESUMABLE_STATUSES,
+        "is_problem": status in TrainingJob.PROBLEM_STATUSES,
         "reason": row["reason"],
         "reason_plain": job_reason_plain(status=status, reason=row["reason"]),
         **job_history_window(row.get("metrics_history"), since=since, last=last),

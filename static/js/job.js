@@ -4,15 +4,12 @@
   var card = document.getElementById("job-card");
   if (!card) return;
   var url = card.getAttribute("data-progress-url");
-  var ACTIVE = { queued: true, running: true };
   var singlePass = card.hasAttribute("data-single-pass");
   var totalEpochs = parseFloat(card.getAttribute("data-total-epochs")) || undefined;
   var lossChart = MLB.lineChart(document.getElementById("loss-chart"), { label: "loss", xLabel: "step", yLabel: "loss", yMin: 0 });
   var f1Chart = MLB.lineChart(document.getElementById("f1-chart"), { label: "F1", xLabel: singlePass ? "" : "epoch", yLabel: "micro-F1", color: MLB.palette[2], points: true, yMin: 0, yMax: 1, xMin: 0, xMax: totalEpochs });
   var seen = 0;
   var last = "";  // "kind:step" of the newest point we hold: the server finds our place by it
-
-  function status() { return card.getAttribute("data-status"); }
 
   function addHistory(points, reset) {
     if (reset) {
@@ -34,7 +31,7 @@
     var note = document.getElementById(name + "-empty");
     if (!note) return;
     var empty = !chart || chart.data.datasets[0].data.length === 0;
-    var message = note.getAttribute(ACTIVE[status()] ? "data-empty-active" : "data-empty-ended");
+    var message = note.getAttribute(card.getAttribute("data-active") === "true" ? "data-empty-active" : "data-empty-ended");
     MLB.emptyState(document.getElementById(name + "-chart"), empty ? (message || note.textContent) : null);
   }
   function emptyNotes() { emptyNote("loss", lossChart); emptyNote("f1", f1Chart); }
@@ -94,7 +91,7 @@
 
   function render(d) {
     var s = d.status;
-    var active = ACTIVE[s] === true;
+    var active = d.is_active === true;
     // Fields that hold only in some states (queue position, heartbeat, time left, phase)
     // vanish once the job moves on.
     document.querySelectorAll("#job-card [data-show-when]").forEach(function (el) {
@@ -105,7 +102,7 @@
     var prog = document.getElementById("job-progress");
     prog.querySelector(".bar").style.width = pct + "%";
     prog.setAttribute("aria-valuenow", pct);
-    prog.className = "progress big" + (s === "completed" ? " done" : (s === "failed" || s === "stalled") ? " bad" : "");
+    prog.className = "progress big" + (s === "completed" ? " done" : d.is_problem ? " bad" : "");
     var badge = document.getElementById("job-status");
     badge.textContent = pick(d, "status_display", "statusDisplay") || s; badge.className = "badge " + s;
     text("job-phase", pick(d, "phase_display", "phaseDisplay") || "");
@@ -125,8 +122,7 @@
     document.getElementById("cancel-form").hidden = !active;
     // A flash such as "Training queued" is stale once the job has ended; the badge says the rest.
     if (!active) document.querySelectorAll("main > .alert").forEach(function (el) { el.remove(); });
-    var resumable = pick(d, "is_resumable", "isResumable");
-    document.getElementById("resume-form").hidden = resumable === undefined ? active : !resumable;
+    document.getElementById("resume-form").hidden = !d.is_resumable;
     var logTail = pick(d, "log_tail", "logTail");
     if (logTail !== undefined) {
       var log = document.getElementById("job-log");
@@ -144,6 +140,7 @@
       });
     }
     card.setAttribute("data-status", s);
+    card.setAttribute("data-active", active ? "true" : "false");
     followClocks(s);
     if (!active) clearInterval(ticker);
     var history = d.history;
@@ -156,7 +153,7 @@
       .then(function (r) { if (!r.ok) throw new Error(r.status); return r.json(); })
       .then(function (d) {
         render(d);
-        if (ACTIVE[d.status]) setTimeout(poll, 1500);
+        if (d.is_active) setTimeout(poll, 1500);
       })
       .catch(function () { setTimeout(poll, 4000); });
   }

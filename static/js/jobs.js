@@ -1,10 +1,9 @@
 // Live progress for rows and cards carrying data-progress-url: training jobs on the dashboard,
 // batch classifications on the Classify page and their own page. Each is polled until it is no
-// longer queued or running; the endpoint's JSON has the same keys for both kinds.
+// longer active; the endpoint's JSON has the same keys for both kinds, and it says itself whether
+// the job is still active (is_active), so the server's status lists are not repeated here.
 (function () {
   "use strict";
-  var ACTIVE = { queued: true, running: true };
-  var BAD = { failed: true, stalled: true, interrupted: true };
   function fmtEta(s) {
     if (s === null || s === undefined) return "";
     s = Math.round(s);
@@ -20,11 +19,11 @@
     if (bar) {
       bar.style.width = Math.round(d.progress) + "%";
       bar.parentNode.classList.toggle("done", d.status === "completed");
-      bar.parentNode.classList.toggle("bad", BAD[d.status] === true);
+      bar.parentNode.classList.toggle("bad", d.is_problem === true);
     }
     set("percent", Math.round(d.progress));
     set("phase", d.phase_display);
-    set("eta", ACTIVE[d.status] ? fmtEta(d.eta_seconds) : "");
+    set("eta", d.is_active ? fmtEta(d.eta_seconds) : "");
     el.querySelectorAll('[data-field="status"]').forEach(function (badge) {
       badge.textContent = d.status_display; badge.className = "badge " + d.status;
     });
@@ -34,6 +33,7 @@
       f.hidden = f.getAttribute("data-show-when") !== d.status;
     });
     el.setAttribute("data-status", d.status);
+    el.setAttribute("data-active", d.is_active ? "true" : "false");
   }
   function poll(el) {
     fetch(el.getAttribute("data-progress-url"), { headers: { Accept: "application/json" }, credentials: "same-origin" })
@@ -41,11 +41,11 @@
       .then(function (d) {
         if (!d) return;
         render(el, d);
-        if (ACTIVE[d.status]) setTimeout(function () { poll(el); }, 2000);
+        if (d.is_active) setTimeout(function () { poll(el); }, 2000);
       })
       .catch(function () { setTimeout(function () { poll(el); }, 5000); });
   }
   document.querySelectorAll("[data-progress-url]").forEach(function (el) {
-    if (ACTIVE[el.getAttribute("data-status")]) poll(el);
+    if (el.getAttribute("data-active") === "true") poll(el);
   });
 })();
