@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from classification import selectors, services
+from classification import services
+from classification.management.commands._job import JobCommand
 from core.queueing import QueueUnavailable
 
 
-class Command(BaseCommand):
+class Command(JobCommand):
     help = "Resume a failed, stalled or cancelled job from its last checkpoint (or from scratch)."
 
-    def add_arguments(self, parser) -> None:
-        parser.add_argument("job_id", type=int)
-
     def handle(self, *args, job_id: int, **options) -> None:
-        job = selectors.training_job_get(job_id=job_id)
-        if job is None:
-            raise CommandError(f"No training job {job_id}")
+        job = self.job_get(job_id)
         try:
             job = services.training_job_resume(job=job)
         except ValueError as exc:

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from classification import services
+from classification.management.commands._job import JobCommand
 
-from classification import selectors, services
 
-
-class Command(BaseCommand):
+class Command(JobCommand):
     help = "Cancel a training job: queued jobs end now, running ones stop within one step."
 
-    def add_arguments(self, parser) -> None:
-        parser.add_argument("job_id", type=int)
-
     def handle(self, *args, job_id: int, **options) -> None:
-        job = selectors.training_job_get(job_id=job_id)
-        if job is None:
-            raise CommandError(f"No training job {job_id}")
+        job = self.job_get(job_id)
         if not job.is_active:
             self.stdout.write(f"Job {job_id} is already {job.status}; nothing to stop.")
             return
