@@ -12,6 +12,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from core.diskspace import DiskFull
 from core.queueing import QueueUnavailable
 from core.uploads import UploadTooLarge
 
@@ -26,6 +27,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": RETRY_AFTER_SECONDS},
         )
+    if isinstance(exc, DiskFull):
+        return Response({"detail": exc.message}, status=status.HTTP_507_INSUFFICIENT_STORAGE)
     if isinstance(exc, UploadTooLarge):
         return Response({"detail": exc.message}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     return drf_exception_handler(exc, context)

@@ -17,12 +17,19 @@ from rest_framework import serializers
 
 from api.presenters import job_history_window, job_phase_display, model_headline_metrics
 from classification.batches.selectors import batch_job_progress
+from classification.engine.schema import (
+    STAFF,
+    TrainConfigError,
+    training_config_clean,
+    user_settings,
+)
 from classification.engine.types import article_text
 from classification.ml_models import REGISTRY
 from classification.models import BatchJob, MLModel, TrainingJob
 from classification.views.presenters import job_reason_plain
-from dataset_management.mapping import OVERRIDE_KEYS
+from dataset_management.mapping import OVERRIDE_KEYS, label_missing_warning
 from dataset_management.models import Dataset
+from dataset_management.readers.errors import names_listed
 
 
 @extend_schema_field(OpenApiTypes.BINARY)
@@ -67,6 +74,10 @@ class DatasetSerializer(ExpandableSerializer):
         help_text="Only with ?expand=report: the validation report (dropped rows and why, "
         "duplicates, text lengths, label co-occurrence). It can be large, so lists leave it out.",
     )
+    warnings = serializers.SerializerMethodField(
+        help_text="What the person should know, e.g. that no label column was found, so the "
+        "dataset is for prediction only and cannot train a model.",
+    )
 
     class Meta:
         model = Dataset
@@ -74,9 +85,9 @@ class DatasetSerializer(ExpandableSerializer):
             "id", "name", "description", "original_filename", "file_format", "encoding",
             "text_fields", "label_field", "label_names", "is_multilabel", "row_count",
             "label_counts", "split_seed", "split_ratios", "split_sizes", "created_at",
-            "updated_at", "report",
+            "updated_at", "report", "warnings",
         ]
-        read_only_fields = [name for name in fields if name != "report"]
+        read_only_fields = [name for name in fields if name not in ("report", "warnings")]
         extra_kwargs = {
             "text_fields": {"help_text": "The columns joined into each article's text."},
             "label_field": {"help_text": "The column the labels were read from."},
@@ -84,6 +95,15 @@ class DatasetSerializer(ExpandableSerializer):
             "split_sizes": {"help_text": "Articles in train, validation and test."},
             "split_ratios": {"help_text": "The train, validation and test fractions asked for."},
         }
+
+
+    def get_warnings(self, dataset: Dataset) -> list[str]:
+        if dataset.label_names:
+            return []
+        # Lists defer the report (large): name the columns only where it was read anyway.
+        deferred = "report" in dataset.get_deferred_fields()
+        columns = [] if deferred else (dataset.report or {}).get("columns") or []
+        return [label_missing_warning(columns=columns, option='"label_column" in mapping')]
 
 
 class DatasetUploadSerializer(serializers.Serializer):
@@ -112,7 +132,7 @@ class DatasetUploadSerializer(serializers.Serializer):
         if unknown:
             known = ", ".join(sorted(OVERRIDE_KEYS))
             raise serializers.ValidationError(
-                f"Unknown option(s): {', '.join(unknown)}. Known: {known}."
+                f"Unknown option(s): {names_listed(unknown)}. Known: {known}."
             )
         return value
 
@@ -171,16 +191,34 @@ class ModelMetricsSerializer(serializers.Serializer):
     )
 
 
+def _settings_help() -> str:
+    """The API's documentation of `config`, written from the training schema."""
+    lines = []
+    for spec in user_settings():
+        staff = " Staff only." if spec.who == STAFF else ""
+        lines.append(f"`{spec.name}`: {spec.type.__name__}{spec.bounds}, default "
+                     f"{spec.default!r}. {spec.help}{staff}")
+    return ("Training settings; any left out take their defaults. Settings the deployment "
+            "controls (model downloads, model folders) are refused.\n\n- " + "\n- ".join(lines))
+
+
 class TrainingStartSerializer(serializers.Serializer):
     dataset = serializers.IntegerField(help_text="id of one of your datasets")
     model_type = serializers.ChoiceField(choices=sorted(REGISTRY))
     name = serializers.CharField(max_length=200, required=False, allow_blank=True,
                                  help_text='Defaults to "<dataset name> · <model type>".')
     config = serializers.JSONField(
-        required=False, default=dict,
-        help_text='Training parameters, e.g. {"epochs": 3, "batch_size": 16, "max_length": 256}; '
-        'custom models need "model_path".',
+        required=False, default=dict, help_text=_settings_help(),
     )
+
+    def validate_config(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("Must be a JSON object.")
+        user = getattr(self.context.get("request"), "user", None)
+        try:
+            return training_config_clean(value, staff=bool(getattr(user, "is_staff", False)))
+        except TrainConfigError as exc:
+            raise serializers.ValidationError(exc.errors) from exc
 
 
 # --- Training jobs ------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import views
+from api import explain, review, views
 from api.auth import TokenObtainApi
 from api.docs import OfflineSwaggerView
 from api.index import ApiIndex
@@ -16,6 +16,7 @@ urlpatterns = [
     path("models/<int:pk>/", views.ModelDetailApi.as_view(), name="model_detail"),
     path("models/<int:pk>/metrics/", views.ModelMetricsApi.as_view(), name="model_metrics"),
     path("models/<int:pk>/predict/", views.ModelPredictApi.as_view(), name="model_predict"),
+    path("models/<int:pk>/explain/", explain.ModelExplainApi.as_view(), name="model_explain"),
     path("models/<int:pk>/batches/", views.ModelBatchCreateApi.as_view(), name="model_batches"),
     path("batches/", views.BatchListApi.as_view(), name="batch_list"),
     # Batch ids are UUIDs written as 32 hex characters, as in the web pages' URLs.
@@ -25,6 +26,7 @@ urlpatterns = [
             name="batch_cancel"),
     re_path(r"^batches/(?P<batch_id>[0-9a-f]{32})/result/$", views.BatchResultApi.as_view(),
             name="batch_result"),
+    *review.urlpatterns,
     path("jobs/", views.JobListCreateApi.as_view(), name="job_list"),
     path("jobs/<int:pk>/", views.JobStatusApi.as_view(), name="job_status"),
     path("jobs/<int:pk>/cancel/", views.JobCancelApi.as_view(), name="job_cancel"),

@@ -4,7 +4,7 @@ from collections.abc import Iterable
 
 from django.conf import settings
 from django.db.models import OuterRef, QuerySet, Subquery
-from django.http import FileResponse, HttpResponseBase
+from django.http import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -12,6 +12,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import generics, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,12 +21,14 @@ from api import docs
 from api import serializers as s
 from api.presenters import model_headline_annotations
 from classification import ml_models, services
+from classification.batches import exports as batch_exports
 from classification.batches import selectors as batch_selectors
 from classification.batches import services as batch_services
 from classification.model_paths import model_path_problem
 from classification.models import BatchJob, MLModel, TrainingJob
 from dataset_management import selectors as dataset_selectors
 from dataset_management import services as dataset_services
+from dataset_management.export import CONTENT_TYPES, EXPORT_FORMATS, export_response
 from dataset_management.models import Dataset
 from dataset_management.readers import DatasetFileError
 
@@ -148,7 +151,7 @@ def _owned_dataset(request: Request, pk: int) -> Dataset:
 
 
 def _start_training(request: Request) -> TrainingJob:
-    data = s.TrainingStartSerializer(data=request.data)
+    data = s.TrainingStartSerializer(data=request.data, context={"request": request})
     data.is_valid(raise_exception=True)
     dataset = Dataset.objects.filter(owner=request.user, pk=data.validated_data["dataset"]).first()
     if dataset is None:
@@ -157,8 +160,6 @@ def _start_training(request: Request) -> TrainingJob:
         raise ValidationError({"dataset": ["This dataset needs at least two labels to train on."]})
     model_type = data.validated_data["model_type"]
     config = data.validated_data.get("config") or {}
-    if not isinstance(config, dict):
-        raise ValidationError({"config": ["Must be a JSON object."]})
     problem = model_path_problem(str(config.get("model_path") or ""))
     if problem:
         raise ValidationError({"config": [f"model_path: {problem}"]})
@@ -355,23 +356,36 @@ class BatchCancelApi(APIView):
 
 
 class BatchResultApi(APIView):
-    """The finished CSV: one row per article in file order, labels and probabilities."""
+    """The finished results in file order: ?format=csv (the default), ris (every original record,
+    the labels as keywords) or jsonl (identifiers, fields, record, labels, probabilities)."""
 
-    @extend_schema(responses={
-        (200, "text/csv"): OpenApiResponse(description="The predictions as CSV"),
-        409: OpenApiResponse(description="The batch has not completed"),
-    })
+    def perform_content_negotiation(self, request: Request, force: bool = False):
+        # Here ?format= names the file, not a DRF renderer; answers other than the file are JSON.
+        renderer = JSONRenderer()
+        return renderer, renderer.media_type
+
+    @extend_schema(parameters=[OpenApiParameter(
+        "format", OpenApiTypes.STR, enum=list(EXPORT_FORMATS), default="csv")],
+        responses={(200, t): OpenApiResponse(OpenApiTypes.BINARY, "The results as asked")
+                   for t in CONTENT_TYPES.values()} | {
+            400: OpenApiResponse(description="An unknown format"),
+            409: OpenApiResponse(description="The batch has not completed")})
     def get(self, request: Request, batch_id: str) -> HttpResponseBase:
         batch = _owned_batch(request, batch_id)
-        path = batch_selectors.batch_job_result_file(batch=batch)
-        if path is None:
+        fmt = request.query_params.get("format") or "csv"
+        if fmt not in EXPORT_FORMATS:
+            raise ValidationError({"format": [f"Choose from: {', '.join(EXPORT_FORMATS)}."]})
+        try:
+            export = batch_exports.batch_job_export(batch=batch, fmt=fmt)
+        except batch_exports.ExportUnavailable as exc:
+            raise NotFound(str(exc)) from None
+        if export is None:
             return Response(
-                {"detail": f"The batch is {batch.status}; the CSV exists once it is completed.",
+                {"detail": f"The batch is {batch.status}; the results exist once it is completed.",
                  "status": batch.status},
                 status=status.HTTP_409_CONFLICT,
             )
-        return FileResponse(path.open("rb"), as_attachment=True, content_type="text/csv",
-                            filename=batch_selectors.batch_job_result_name(batch=batch))
+        return export_response(export)
 
 
 # --- Jobs ---------------------------------------------------------------------------------------
@@ -465,8 +479,8 @@ class JobResumeApi(APIView):
             raise ValidationError({"detail": f"The job is {job.status}; only failed, stalled or "
                                              "cancelled jobs can be resumed."})
         try:
-            resumed = services.training_job_resume(job=job)
+            services.training_job_resume(job=job)
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
-        pk = resumed.pk if isinstance(resumed, TrainingJob) else job.pk
-        return _job_answer(get_object_or_404(_jobs(request), pk=pk), code=status.HTTP_202_ACCEPTED)
+        return _job_answer(get_object_or_404(_jobs(request), pk=job.pk),
+                           code=status.HTTP_202_ACCEPTED)

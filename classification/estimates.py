@@ -9,24 +9,18 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from classification.engine.registry import REGISTRY
 from classification.models import TrainingJob
 
-# Training samples per second per CPU thread at max_length=256, measured loosely on x86 CPUs.
-# Baselines fit the whole set at once; "epochs" do not apply to them, so they use one pass.
+# The registry's speed figures, in the shape the New model page's script reads.
 SAMPLES_PER_SECOND_PER_THREAD: dict[str, float] = {
-    "biobert": 0.9,
-    "pubmedbert": 0.9,
-    "scibert": 0.9,
-    "clinicalbert": 0.9,
-    "custom": 0.9,
-    "minilm": 9.0,
-    "minilm_embed_logreg": 40.0,
-    "tfidf_logreg": 400.0,
-    "tfidf_svm": 300.0,
+    key: spec.speed.samples_per_second_per_thread for key, spec in REGISTRY.items()
 }
-SINGLE_PASS_TYPES = frozenset({"tfidf_logreg", "tfidf_svm", "minilm_embed_logreg"})
+SINGLE_PASS_TYPES = frozenset(key for key, spec in REGISTRY.items() if spec.speed.single_pass)
+OVERHEAD_SECONDS: dict[str, float] = {
+    key: spec.speed.overhead_seconds for key, spec in REGISTRY.items()
+}
 GPU_SPEEDUP = {"cuda": 25.0, "mps": 4.0, "cpu": 1.0}
-FIXED_OVERHEAD_SECONDS = {"transformer": 20.0, "baseline": 2.0}
 
 
 def device_plan_summary() -> dict[str, Any]:
@@ -52,26 +46,12 @@ def device_plan_summary() -> dict[str, Any]:
     }
 
 
-def training_seconds_estimate(
-    *, model_type: str, rows: int, epochs: int, max_length: int, plan: dict[str, Any]
-) -> float:
-    rate = SAMPLES_PER_SECOND_PER_THREAD.get(model_type, 1.0)
-    threads = max(1, int(plan.get("threads") or 1))
-    # Threads help sub-linearly (memory bandwidth); longer sequences cost about linearly.
-    rate *= threads**0.8 * GPU_SPEEDUP.get(str(plan.get("device", "cpu")), 1.0)
-    passes = 1 if model_type in SINGLE_PASS_TYPES else max(1, epochs)
-    length_factor = 1.0 if model_type in SINGLE_PASS_TYPES else max(32, max_length) / 256
-    kind = "baseline" if model_type in SINGLE_PASS_TYPES else "transformer"
-    overhead = FIXED_OVERHEAD_SECONDS[kind]
-    return overhead + rows * passes * length_factor / rate
-
-
 def observed_rates(*, plan: dict[str, Any], limit: int = 30) -> dict[str, float]:
     """Per-thread samples/s at 256 tokens, measured from this machine's finished trainings.
 
-    The same normalisation as training_seconds_estimate, run backwards, so the page's formula
-    can use a measured rate in place of the table's guess. Runs shorter than twice the fixed
-    overhead are skipped: their duration is mostly loading, not training.
+    The page's formula (registry.Speed) run backwards, so it can use a measured rate in place of
+    the registry's guess. Runs shorter than twice the fixed overhead are skipped: their duration
+    is mostly loading, not training.
     """
     rows = (
         TrainingJob.objects.filter(status=TrainingJob.Status.COMPLETED,
@@ -84,10 +64,10 @@ def observed_rates(*, plan: dict[str, Any], limit: int = 30) -> dict[str, float]
     scale = threads**0.8 * GPU_SPEEDUP.get(str(plan.get("device", "cpu")), 1.0)
     found: dict[str, float] = {}
     for model_type, sizes, config, epochs, started, finished in rows:
-        if model_type in found or not sizes or not sizes.get("train"):
+        spec = REGISTRY.get(model_type)
+        if spec is None or model_type in found or not sizes or not sizes.get("train"):
             continue
-        single = model_type in SINGLE_PASS_TYPES
-        overhead = FIXED_OVERHEAD_SECONDS["baseline" if single else "transformer"]
+        single, overhead = spec.speed.single_pass, spec.speed.overhead_seconds
         seconds = (finished - started).total_seconds() - overhead
         if seconds < overhead:
             continue

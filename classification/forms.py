@@ -4,6 +4,12 @@ from typing import Any
 
 from django import forms
 
+from classification.engine.schema import (
+    STAFF,
+    TrainConfigError,
+    training_config_clean,
+    user_settings,
+)
 from classification.engine.types import article_text
 from classification.ml_models import REGISTRY
 from classification.model_paths import model_path_problem
@@ -30,11 +36,18 @@ PRESETS: dict[str, dict[str, Any]] = {
                    "gradient_accumulation_steps": 1, "early_stopping_patience": 2},
     },
 }
-ADVANCED_FIELDS = (
-    "epochs", "batch_size", "learning_rate", "max_length", "gradient_accumulation_steps",
-    "early_stopping_patience", "gradient_checkpointing", "use_mps", "allow_download",
-    "model_path",
-)
+def _setting_field(spec: Any) -> forms.Field:
+    """A form input for one schema setting. Numbers stay text until the schema parses them, so
+    the form shows exactly the messages the API and the CLI give for the same value."""
+    if spec.type is bool:
+        return forms.BooleanField(required=False, label=spec.label, help_text=spec.help)
+    if spec.type is str:
+        return forms.CharField(required=False, max_length=500, label=spec.label,
+                               help_text=spec.help)
+    attrs = {"min": f"{spec.minimum:g}", "max": f"{spec.maximum:g}",
+             "step": "1" if spec.type is int else "any", "placeholder": f"{spec.default:g}"}
+    return forms.CharField(required=False, label=spec.label, help_text=spec.help,
+                           widget=forms.NumberInput(attrs=attrs))
 
 
 class TrainingJobCreateForm(forms.Form):
@@ -46,26 +59,27 @@ class TrainingJobCreateForm(forms.Form):
         choices=[(k, p["label"]) for k, p in PRESETS.items()], initial="balanced",
         widget=forms.RadioSelect,
     )
-    # Advanced: empty means "use the preset's value".
-    epochs = forms.IntegerField(min_value=1, max_value=50, required=False)
-    batch_size = forms.IntegerField(min_value=1, max_value=256, required=False)
-    learning_rate = forms.FloatField(min_value=1e-7, max_value=1.0, required=False)
-    max_length = forms.IntegerField(min_value=16, max_value=512, required=False)
-    gradient_accumulation_steps = forms.IntegerField(min_value=1, max_value=64, required=False)
-    early_stopping_patience = forms.IntegerField(min_value=0, max_value=20, required=False)
-    gradient_checkpointing = forms.BooleanField(required=False,
-                                                help_text="Less memory, about 30% slower.")
-    use_mps = forms.BooleanField(required=False, label="Use Apple GPU (MPS)",
-                                 help_text="Only on Apple Silicon; checked by a smoke test first.")
-    allow_download = forms.BooleanField(
-        required=False, help_text="Let this job download the model from Hugging Face."
-    )
-    model_path = forms.CharField(required=False, max_length=500, label="Local model folder",
-                                 help_text="Only for the custom type: a folder with config.json.")
 
     def __init__(self, *args: Any, owner: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["dataset"].queryset = Dataset.objects.filter(owner=owner)
+        self.staff = bool(getattr(owner, "is_staff", False))
+        # Unlabelled datasets are for prediction only; offering them would only lead to an error.
+        self.fields["dataset"].queryset = Dataset.objects.filter(owner=owner).exclude(
+            label_names=[])
+        # Advanced: empty means "use the preset's value". Derived from the training schema.
+        for spec in user_settings(advanced_only=True):
+            if spec.who != STAFF or self.staff:
+                self.fields[spec.name] = _setting_field(spec)
+
+    @property
+    def number_fields(self) -> list[forms.BoundField]:
+        return [self[s.name] for s in user_settings(advanced_only=True)
+                if s.type in (int, float) and s.name in self.fields]
+
+    @property
+    def flag_fields(self) -> list[forms.BoundField]:
+        return [self[s.name] for s in user_settings(advanced_only=True)
+                if s.type is bool and s.name in self.fields]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -73,21 +87,31 @@ class TrainingJobCreateForm(forms.Form):
         if dataset is not None and not dataset.is_trainable:
             self.add_error("dataset", "This dataset needs at least two labels to train on.")
         if data.get("model_type") == "custom" and not data.get("model_path"):
-            self.add_error("model_path", "The custom type needs a local model folder.")
+            if self.staff:
+                self.add_error("model_path", "The custom type needs a local model folder.")
+            else:
+                self.add_error("model_type", "The custom type trains from a folder on the "
+                                             "server, which only staff may give.")
         problem = model_path_problem(data.get("model_path") or "")
         if problem:
             self.add_error("model_path", problem)
+        try:
+            self.settings = training_config_clean(
+                {s.name: data.get(s.name) for s in user_settings(advanced_only=True)
+                 if s.name in self.fields and data.get(s.name) not in (None, "", False)},
+                staff=self.staff,
+            )
+        except TrainConfigError as exc:
+            for name, errors in exc.errors.items():
+                for error in errors:
+                    self.add_error(name if name in self.fields else None, error)
         return data
 
     def training_config(self) -> dict[str, Any]:
         """The preset's values, overridden by any advanced field the person filled in."""
-        data = self.cleaned_data
-        config = dict(PRESETS[data["preset"]]["config"])
-        for key in ADVANCED_FIELDS:
-            value = data.get(key)
-            if value not in (None, "", False):
-                config[key] = value
-        config["preset"] = data["preset"]
+        config = dict(PRESETS[self.cleaned_data["preset"]]["config"])
+        config.update(self.settings)
+        config["preset"] = self.cleaned_data["preset"]
         return config
 
     def model_name(self) -> str:

@@ -15,11 +15,16 @@ from typing import TYPE_CHECKING, Any
 from classification.engine.registry import (
     MODEL_DIR_ENV,
     REGISTRY,
-    TRANSFORMER_TYPES,
     ModelSpec,
     get_spec,
     how_to_get,
     model_availability,
+)
+from classification.engine.schema import (
+    SETTINGS,
+    TrainConfigError,
+    training_config_clean,
+    user_settings,
 )
 from classification.engine.types import (
     Classifier,
@@ -40,7 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MODEL_DIR_ENV",
     "REGISTRY",
-    "TRANSFORMER_TYPES",
+    "SETTINGS",
     "BaseClassifier",
     "Classifier",
     "DevicePlan",
@@ -52,6 +57,7 @@ __all__ = [
     "SklearnClassifier",
     "TextData",
     "TrainConfig",
+    "TrainConfigError",
     "TrainingStopped",
     "TransformerClassifier",
     "clear_classifier_cache",
@@ -62,6 +68,8 @@ __all__ = [
     "load_classifier",
     "model_availability",
     "plan_device",
+    "training_config_clean",
+    "user_settings",
 ]
 
 CACHE_SIZE = int(os.environ.get("MEDLITBOT_MODEL_CACHE_SIZE", "4"))
@@ -101,18 +109,7 @@ def plan_device(*, use_mps: bool = False) -> DevicePlan:
 
 
 def create_classifier(model_type: str, *, device_plan: DevicePlan | None = None) -> Classifier:
-    spec = get_spec(model_type)
-    if spec.kind == "baseline":
-        from classification.engine.baselines import SklearnClassifier
-
-        return SklearnClassifier(model_type, device_plan)
-    if spec.kind == "embedding":
-        from classification.engine.baselines import EmbeddingLogRegClassifier
-
-        return EmbeddingLogRegClassifier(model_type, device_plan)
-    from classification.engine.transformer import TransformerClassifier
-
-    return TransformerClassifier(model_type, device_plan)
+    return get_spec(model_type).classifier_class()(model_type, device_plan)
 
 
 def load_classifier(path: str) -> Classifier:
@@ -120,18 +117,7 @@ def load_classifier(path: str) -> Classifier:
     from classification.engine.artifacts import read_manifest
 
     manifest = read_manifest(path)
-    spec = get_spec(manifest["model_type"])
-    if spec.kind == "baseline":
-        from classification.engine.baselines import SklearnClassifier
-
-        return SklearnClassifier.load(path, manifest)
-    if spec.kind == "embedding":
-        from classification.engine.baselines import EmbeddingLogRegClassifier
-
-        return EmbeddingLogRegClassifier.load(path, manifest)
-    from classification.engine.transformer import TransformerClassifier
-
-    return TransformerClassifier.load(path, manifest)
+    return get_spec(manifest["model_type"]).classifier_class().load(path, manifest)
 
 
 _cache: OrderedDict[tuple[str, float], Classifier] = OrderedDict()
@@ -163,3 +149,4 @@ def get_cached_classifier(path: str) -> Classifier:
 def clear_classifier_cache() -> None:
     with _cache_lock:
         _cache.clear()
+_LAZY["explain"] = "classification.engine.explain"  # explanations: engine/explain.py

@@ -286,3 +286,7 @@ class BatchJob(models.Model):
     @property
     def is_problem(self) -> bool:
         return self.status in self.PROBLEM_STATUSES
+
+
+# Review models live in their own package but belong to this app (and its migrations).
+from classification.review.models import ReviewItem, ReviewRound  # noqa: E402, F401

@@ -7,6 +7,7 @@ tasks call only the functions exported here.
 from __future__ import annotations
 
 from classification.jobs.cleanup import mlmodel_delete
+from classification.jobs.evaluation import mlmodel_evaluation_columns
 from classification.jobs.lifecycle import (
     training_job_cancel,
     training_job_claim,
@@ -30,6 +31,7 @@ __all__ = [
     "mlmodel_delete",
     "mlmodel_evaluate_file",
     "mlmodel_evaluate_upload",
+    "mlmodel_evaluation_columns",
     "mlmodel_predict",
     "training_job_cancel",
     "training_job_claim",

@@ -1,6 +1,6 @@
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 
-from classification.views import batches, classify, jobs, models
+from classification.views import batches, classify, evaluation, jobs, models
 
 app_name = "classification"
 urlpatterns = [
@@ -9,13 +9,14 @@ urlpatterns = [
     path("models/compare/", models.model_compare, name="model_compare"),
     path("models/<int:pk>/", models.model_detail, name="model_detail"),
     path("models/<int:pk>/download/", models.model_download, name="model_download"),
-    path("models/<int:pk>/evaluate/", models.model_evaluate, name="model_evaluate"),
+    path("models/<int:pk>/evaluate/", evaluation.model_evaluate, name="model_evaluate"),
     path("models/<int:pk>/delete/", models.model_delete, name="model_delete"),
     path("jobs/<int:pk>/", jobs.job_detail, name="job_detail"),
     path("jobs/<int:pk>/progress/", jobs.job_progress, name="job_progress"),
     path("jobs/<int:pk>/cancel/", jobs.job_cancel, name="job_cancel"),
     path("jobs/<int:pk>/resume/", jobs.job_resume, name="job_resume"),
     path("classify/", classify.classify, name="classify"),
+    path("classify/explain/", classify.classify_explain, name="classify_explain"),
     path("classify/batches/", batches.batch_create, name="batch_create"),
     # Batch ids are UUIDs written as 32 hex characters; anything else never reaches the view.
     re_path(r"^classify/batches/(?P<batch_id>[0-9a-f]{32})/$", batches.batch_detail,
@@ -26,4 +27,5 @@ urlpatterns = [
             name="batch_download"),
     re_path(r"^classify/batches/(?P<batch_id>[0-9a-f]{32})/cancel/$", batches.batch_cancel,
             name="batch_cancel"),
+    path("", include("classification.review.urls")),
 ]

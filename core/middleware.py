@@ -76,7 +76,8 @@ def back_url(request: HttpRequest) -> str:
 
 
 class QueueUnavailableMiddleware:
-    """A broker outage becomes a 503 that says nothing was started, on every page and the API."""
+    """A broker outage becomes a 503 that says nothing was started, on every page and the API;
+    a disk that fills while a file is saved (core.diskspace.DiskFull), a 507 that says so."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -85,8 +86,11 @@ class QueueUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        from core.diskspace import DiskFull
         from core.queueing import QueueUnavailable
 
+        if isinstance(exception, DiskFull):  # the service has already removed what it wrote
+            return _disk_full(request, exception)
         if not isinstance(exception, QueueUnavailable):
             return None
         if request.path.startswith("/api/"):
@@ -100,3 +104,14 @@ class QueueUnavailableMiddleware:
             )
         response["Retry-After"] = "30"
         return response
+
+
+def _disk_full(request: HttpRequest, exception: Exception) -> HttpResponse:
+    message = getattr(exception, "message", str(exception))
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": message}, status=507)
+    return HttpResponse(
+        "<!doctype html><title>Out of disk space</title><h1>Out of disk space</h1>"
+        f"<p>{escape(message)}</p><p><a href=\"{escape(back_url(request))}\">Go back</a></p>",
+        status=507,
+    )

@@ -65,3 +65,25 @@ class DatasetUploadForm(forms.Form):
         keys = ("title_column", "abstract_column", "label_column", "split_column",
                 "label_separator", "label_map", "unlabelled")
         return {k: data[k] for k in keys if data.get(k) not in (None, "", False)}
+
+
+class DatasetConfirmForm(forms.Form):
+    """The preview's create step. A file without a label column makes a dataset that can never
+    train a model, so creating one takes an explicit "prediction only"."""
+
+    prediction_only = forms.BooleanField(
+        required=False, label="Create it for prediction only (it cannot train a model)",
+    )
+
+    def __init__(self, *args: Any, labelled: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.labelled = labelled
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if not self.labelled and not data.get("prediction_only"):
+            self.add_error("prediction_only", (
+                "This file has no label column. Tick “prediction only” to create it without "
+                "labels, or choose its label column and re-check."
+            ))
+        return data

@@ -2,17 +2,41 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .readers.errors import DatasetFileError
+from .readers.base import ERROR_KEY, RecordStream
+from .readers.errors import DatasetFileError, name_shown, names_listed
 
-TITLE_NAMES = ("title", "ti", "article_title")
-ABSTRACT_NAMES = ("abstract", "ab", "text", "medical_abstract", "abstract_text")
+# Names are compared by name_key: case, spaces, underscores, hyphens and dots do not count,
+# so "Article Title", "mesh_terms" and "MeSH Terms" all match. Earlier names win.
+TITLE_NAMES = ("title", "ti", "articletitle", "papertitle")
+ABSTRACT_NAMES = (
+    "abstract", "ab", "text", "medicalabstract", "abstracttext", "articleabstract", "abstracts",
+    "summary", "content", "body",
+)
 LABEL_NAMES = (
-    "labels", "label", "group", "category", "class", "condition_label", "domain", "mesh",
+    "labels", "label", "category", "categories", "class", "classes", "classlabel", "condition",
+    "conditions", "conditionlabel", "domain", "domains", "topic", "topics", "group", "groups",
+    "target", "targets", "tags", "tag", "meshterms", "meshheadings", "mesh", "meshterm",
+    "meshheading",
 )
 SPLIT_NAMES = ("split",)
+# A reader's own fields that look like labels but are indexing: a PubMed export carries MeSH
+# headings on every record and is usually meant for prediction, so they are labels only when
+# asked for (the label column option).
+READER_FIELDS_NOT_LABELS = {"nbib": {"meshheadings"}, "ris": {"keywords"}}
+# Short, repeated values that are not classes; never guessed as labels from their shape.
+NOT_LABEL_NAMES = {
+    "id", "pmid", "pmcid", "doi", "url", "link", "year", "date", "pubdate", "publicationdate",
+    "journal", "journaltitle", "source", "publisher", "author", "authors", "au", "affiliation",
+    "language", "lang", "country", "volume", "issue", "pages", "issn", "keywords", "kw",
+    "publicationtype", "type", "status", "note", "notes", "comment", "comments",
+}
+# The shape guess reads this many rows; services pass at most this many.
+DETECT_SAMPLE_ROWS = 200
 LABEL_SEPARATORS = ("|", ";", ",")
 # Keys a caller (form, CLI) may pass; anything else is a programming error, not user input.
 OVERRIDE_KEYS = {
@@ -39,47 +63,158 @@ class ColumnMapping:
         return [c for c in (self.title, self.abstract) if c]
 
 
-def mapping_detect(*, columns: list[str], overrides: dict[str, Any] | None = None) -> ColumnMapping:
+def name_key(name: object) -> str:
+    return re.sub(r"[\s_\-.]+", "", str(name).casefold())
+
+
+def mapping_detect(
+    *,
+    columns: list[str],
+    overrides: dict[str, Any] | None = None,
+    sample_rows: list[dict[str, Any]] | None = None,
+    file_format: str = "",
+    require_text: bool = True,
+) -> ColumnMapping:
+    """Each role's column: the override, else a usual name, else (labels only) a guess from the
+    values in `sample_rows` (the first records, if the caller has them). `require_text=False`
+    returns a mapping without a text column rather than refusing it, for a page that lets the
+    person pick one."""
     overrides = {k: v for k, v in (overrides or {}).items() if v not in (None, "")}
     unknown = set(overrides) - OVERRIDE_KEYS
     if unknown:
-        raise ValueError(f"Unknown mapping option(s): {', '.join(sorted(unknown))}")
+        raise ValueError(f"Unknown mapping option(s): {names_listed(sorted(unknown))}")
     if "abstract_column" in overrides and "text_column" in overrides:
         raise DatasetFileError("Give an abstract column or a text column, not both.")
-    by_key = {c.strip().casefold(): c for c in columns}
+    exact = {c.strip().casefold(): c for c in columns}
+    by_key: dict[str, str] = {}
+    for column in columns:
+        by_key.setdefault(name_key(column), column)
 
-    def pick(option: str, names: tuple[str, ...]) -> str | None:
+    # A column the person gave one role is never detected for another.
+    claimed = {by_key.get(name_key(v)) for k, v in overrides.items() if k.endswith("_column")}
+
+    def pick(option: str, names: tuple[str, ...], skip: set[str] = frozenset()) -> str | None:
         if option in overrides:
-            wanted = str(overrides[option]).strip().casefold()
-            if wanted not in by_key:
+            wanted = str(overrides[option])
+            found = exact.get(wanted.strip().casefold()) or by_key.get(name_key(wanted))
+            if found is None:
                 raise DatasetFileError(
-                    f"Column '{overrides[option]}' not found; the columns are: "
-                    f"{', '.join(columns)}."
+                    f"Column '{name_shown(overrides[option])}' not found; the columns are: "
+                    f"{names_listed(columns)}."
                 )
-            return by_key[wanted]
-        return next((by_key[n] for n in names if n in by_key), None)
+            return found
+        return next((by_key[n] for n in names
+                     if n in by_key and n not in skip and by_key[n] not in claimed), None)
 
     mapping = ColumnMapping(
         title=pick("title_column", TITLE_NAMES),
         abstract=pick("text_column" if "text_column" in overrides else "abstract_column",
                       ABSTRACT_NAMES),
-        label=None if overrides.get("unlabelled") else pick("label_column", LABEL_NAMES),
         split=pick("split_column", SPLIT_NAMES),
         label_map={str(k).strip(): str(v) for k, v in (overrides.get("label_map") or {}).items()},
     )
+    if not overrides.get("unlabelled"):
+        mapping.label = pick("label_column", LABEL_NAMES,
+                             skip=READER_FIELDS_NOT_LABELS.get(file_format, set()))
+        if mapping.label is None and sample_rows and mapping.abstract:
+            mapping.label = label_column_guess(
+                columns=columns, sample_rows=sample_rows, text_column=mapping.abstract,
+                taken={mapping.title, mapping.abstract, mapping.split, *claimed},
+                skip=READER_FIELDS_NOT_LABELS.get(file_format, set()),
+            )
     if "label_separator" in overrides:
         sep = str(overrides["label_separator"])
         mapping.label_separator = "" if sep.lower() in ("none", "single") else sep
-    if mapping.abstract is None:
+    if mapping.abstract is None and require_text:
         raise DatasetFileError(
             "No abstract or text column found (columns: "
-            f"{', '.join(columns)}); name one with the abstract or text column option."
+            f"{names_listed(columns)}); name one with the abstract or text column option."
         )
-    if len({c for c in (mapping.title, mapping.abstract, mapping.label, mapping.split) if c}) < len(
-        [c for c in (mapping.title, mapping.abstract, mapping.label, mapping.split) if c]
-    ):
+    roles = [c for c in (mapping.title, mapping.abstract, mapping.label, mapping.split) if c]
+    if len(set(roles)) < len(roles):
         raise DatasetFileError("One column cannot play two roles (title, text, label, split).")
     return mapping
+
+
+def mapping_detect_stream(
+    *, stream: RecordStream, overrides: dict[str, Any] | None = None
+) -> ColumnMapping:
+    """mapping_detect with the stream's first records as the sample; reading them ahead does
+    not consume them: they go back in front of `stream.records`."""
+    head = list(itertools.islice(stream.records, DETECT_SAMPLE_ROWS))
+    stream.records = itertools.chain(head, stream.records)
+    return mapping_detect(columns=stream.columns, overrides=overrides, file_format=stream.format,
+                          sample_rows=[record for _, record in head if ERROR_KEY not in record])
+
+
+def label_column_guess(
+    *,
+    columns: list[str],
+    sample_rows: list[dict[str, Any]],
+    text_column: str,
+    taken: set[str | None],
+    skip: set[str] = frozenset(),
+) -> str | None:
+    """A column that looks like classes beside the articles: present in most rows, short, few
+    distinct values, and not numbers (a numeric column unnamed as a label is a measurement or
+    an id far more often than coded classes). The one with the fewest distinct values wins."""
+    rows = [r for r in sample_rows[:DETECT_SAMPLE_ROWS] if isinstance(r, dict)]
+    if len(rows) < 4:  # too few to tell repeated values from chance
+        return None
+    text_lengths = [len(_cell_text(r.get(text_column))) for r in rows]
+    text_mean = sum(text_lengths) / len(rows)
+    best: tuple[int, int, str] | None = None
+    for position, column in enumerate(columns):
+        key = name_key(column)
+        if column in taken or key in NOT_LABEL_NAMES or key in skip:
+            continue
+        raw = [r.get(column) for r in rows]
+        present = [v for v in raw if _cell_text(v)]
+        if len(present) < 0.8 * len(rows):
+            continue
+        separator = label_separator_detect(raw_values=present)
+        names: set[str] = set()
+        lengths: list[int] = []
+        for value in present:
+            for name in labels_parse(raw=value, separator=separator, label_map={}):
+                names.add(name)
+                lengths.append(len(name))
+        if not lengths or all(_is_number(n) for n in names):
+            continue
+        mean = sum(lengths) / len(lengths)
+        if (len(names) < 2 or len(names) > max(2, min(50, len(rows) // 2))
+                or max(lengths) > 100 or mean > 40 or mean * 4 > text_mean):
+            continue
+        if best is None or (len(names), position) < best[:2]:
+            best = (len(names), position, column)
+    return best[2] if best else None
+
+
+def label_missing_warning(*, columns: list[str], option: str = "") -> str:
+    """What every door (preview, API, CLI) says when a file yields no label column; `option`
+    is how that door names a label column ("--label-column")."""
+    shown = f" (columns: {names_listed(columns)})" if columns else ""
+    how = f" with {option}" if option else ""
+    return (
+        f"No label column found{shown}: this dataset can be used for prediction only, not to "
+        f"train a model. If the file has labels, name their column{how}."
+    )
+
+
+def _cell_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value).strip()
+    return str(value).strip()
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def label_separator_detect(*, raw_values: list[Any]) -> str:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from django.conf import settings
 from django.db.models import QuerySet
 
 from classification.engine.types import TextData
 
+from .articles import ID_ORDER
 from .models import Dataset
+from .rows import JSON_COLUMNS, row_json_load
 from .splitting import SPLITS
 
 DATASET_LIST_FIELDS = (
@@ -41,10 +46,43 @@ def dataset_rows_file(*, dataset: Dataset) -> Path:
 
 
 def dataset_sample_rows(*, dataset: Dataset, n: int = 20) -> list[dict[str, Any]]:
-    source = pq.ParquetFile(dataset_rows_file(dataset=dataset))
-    for batch in source.iter_batches(batch_size=max(1, n)):
-        return batch.to_pylist()[:n]
-    return []
+    """The first rows, identifiers and citation decoded; without the original records."""
+    rows = dataset_rows_iter(dataset=dataset, batch_size=max(1, n), with_record=False)
+    return list(itertools.islice(rows, max(0, n)))
+
+
+def dataset_rows_iter(
+    *, dataset: Dataset, batch_size: int = 2000, with_record: bool = True
+) -> Iterator[dict[str, Any]]:
+    """Every row in order, one batch in memory at a time, its JSON columns decoded.
+
+    Files written before the JSON columns existed read as rows without identifiers, citation
+    or record ({}, {}, None), so an old dataset exports and shows like any other.
+    """
+    source = pq.ParquetFile(dataset_rows_file(dataset=dataset), pre_buffer=False)
+    present = set(source.schema_arrow.names)
+    wanted = [c for c in JSON_COLUMNS if with_record or c != "record"]
+    columns = [c for c in source.schema_arrow.names if c not in JSON_COLUMNS]
+    columns += [c for c in wanted if c in present]
+    for batch in source.iter_batches(batch_size=batch_size, columns=columns):
+        for row in batch.to_pylist():
+            for name in wanted:
+                row[name] = row_json_load(name, row.get(name))
+            yield row
+
+
+def dataset_identifier_kinds(*, dataset: Dataset) -> list[str]:
+    """Which identifiers (articles.ID_ORDER) any row has, found without decoding the JSON."""
+    source = pq.ParquetFile(dataset_rows_file(dataset=dataset), pre_buffer=False)
+    if "identifiers" not in source.schema_arrow.names:
+        return []
+    found: set[str] = set()
+    for batch in source.iter_batches(batch_size=50_000, columns=["identifiers"]):
+        column = batch.column(0)
+        for kind in ID_ORDER:
+            if kind not in found and pc.any(pc.match_substring(column, f'"{kind}":')).as_py():
+                found.add(kind)
+    return [kind for kind in ID_ORDER if kind in found]
 
 
 def dataset_split_examples(*, dataset: Dataset, split: str) -> Any:

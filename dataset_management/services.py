@@ -19,11 +19,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.text import get_valid_filename
 
-from classification.engine.types import article_text
+from core.diskspace import DiskFull, disk_full_refused, is_disk_full
 
-from .mapping import ColumnMapping, label_separator_detect, labels_parse, mapping_detect
+from .articles import ArticleStream, articles_read
+from .mapping import ColumnMapping, label_separator_detect, labels_parse, mapping_detect_stream
 from .models import Dataset, dataset_upload_path
-from .readers import ERROR_KEY, DatasetFileError, RecordStream, read_records
+from .readers import ERROR_KEY, DatasetFileError, read_records
+from .rows import JSON_COLUMNS, ROWS_SCHEMA, STAGING_SCHEMA, row_json
 from .splitting import DEFAULT_RATIOS, SPLIT_ALIASES, SPLITS, split_assign, split_ratios_validate
 from .validation import ReportBuilder
 
@@ -32,16 +34,6 @@ logger = logging.getLogger(__name__)
 BATCH_ROWS = 5000
 PREVIEW_ROWS = 10
 PREVIEW_SAMPLE = 1000
-ROWS_SCHEMA = pa.schema([
-    ("row_id", pa.int64()),
-    ("title", pa.string()),
-    ("abstract", pa.string()),
-    ("text", pa.string()),
-    ("labels", pa.list_(pa.string())),
-    ("split", pa.string()),
-])
-_STAGING_SCHEMA = pa.schema([("title", pa.string()), ("abstract", pa.string()),
-                             ("text", pa.string())])
 
 
 @dataclass
@@ -82,7 +74,8 @@ def dataset_create_from_upload(
     split_ratios: tuple[float, float, float] = DEFAULT_RATIOS,
     seed: int = 42,
 ) -> Dataset:
-    """Import a file into a new Dataset, or raise DatasetFileError and leave nothing behind.
+    """Import a file into a new Dataset, or raise DatasetFileError and leave nothing behind
+    (core.diskspace.DiskFull, likewise, when the disk fills while it is saved).
 
     `uploaded_file` is a Django UploadedFile or File (name, size, chunks()). `mapping` holds
     the overrides in mapping.OVERRIDE_KEYS.
@@ -95,7 +88,8 @@ def dataset_create_from_upload(
     filename = _safe_filename(uploaded_file.name)
     media = Path(settings.MEDIA_ROOT)
     workdir = media / "datasets" / f".incoming-{uuid.uuid4().hex}"
-    workdir.mkdir(parents=True)
+    with disk_full_refused():
+        workdir.mkdir(parents=True)
     placed: list[Path] = []
     try:
         spooled = workdir / "upload"
@@ -120,10 +114,14 @@ def dataset_create_from_upload(
             _place(workdir / "rows.parquet", media / rows_rel, placed)
             if not (media / original_rel).exists():  # same bytes uploaded by another owner
                 _place(spooled, media / original_rel, placed)
-    except BaseException:
+    except BaseException as exc:
         for path in placed:
             path.unlink(missing_ok=True)
         _remove_empty_dirs(media / "datasets" / locals().get("content_hash", "-"))
+        # A full disk is the server's problem, not the file's: its own error (507, not 400),
+        # raised only once the partial files above are gone (the workdir goes just below).
+        if is_disk_full(exc):
+            raise DiskFull() from exc
         raise
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -143,7 +141,7 @@ def dataset_preview(
         path = Path(tmp) / "upload"
         _spool(uploaded_file, path)
         with read_records(path, filename=filename) as stream:
-            mapping = mapping_detect(columns=stream.columns, overrides=mapping_overrides)
+            mapping = mapping_detect_stream(stream=stream, overrides=mapping_overrides)
             sample = []
             for _, record in stream.records:
                 sample.append(record)
@@ -203,56 +201,53 @@ def dataset_delete(*, dataset: Dataset) -> None:
 
 def _parse(path: Path, filename: str, overrides: dict[str, Any] | None, staging: Path) -> _Parsed:
     """Pass one: stream records into a staging Parquet file, keeping only per-row facts."""
-    with read_records(path, filename=filename) as stream:
-        mapping = mapping_detect(columns=stream.columns, overrides=overrides)
-        parsed = _Parsed(stream.format, stream.encoding, stream.columns, stream.details, mapping,
-                         ReportBuilder(), [], [])
-        with pq.ParquetWriter(staging, _STAGING_SCHEMA) as writer:
-            _stream_rows(stream, parsed, writer)
+    with articles_read(path=path, filename=filename, overrides=overrides) as articles:
+        parsed = _Parsed(articles.format, articles.encoding, articles.columns, articles.details,
+                         articles.mapping, ReportBuilder(), [], [])
+        with pq.ParquetWriter(staging, STAGING_SCHEMA) as writer:
+            _stream_rows(articles, parsed, writer)
     return parsed
 
 
-def _stream_rows(stream: RecordStream, parsed: _Parsed, writer: pq.ParquetWriter) -> None:
+def _stream_rows(articles: ArticleStream, parsed: _Parsed, writer: pq.ParquetWriter) -> None:
     m, builder = parsed.mapping, parsed.builder
-    batch: dict[str, list[str]] = {"title": [], "abstract": [], "text": []}
+    batch: dict[str, list[str | None]] = {name: [] for name in STAGING_SCHEMA.names}
     abstracts_seen = labels_seen = 0
-    for row, record in stream.records:
+    for article in articles:
+        row = article.row
         builder.rows_read += 1
-        if ERROR_KEY in record:
-            builder.drop(row=row, reason=f"wrong shape: {record[ERROR_KEY].split(',')[0]}")
+        if article.unreadable:
+            builder.drop(row=row, reason=f"wrong shape: {article.problem.split(',')[0]}")
             continue
-        title = _text(record.get(m.title)) if m.title else ""
-        abstract = _text(record.get(m.abstract))
-        abstracts_seen += bool(abstract)
-        raw_label = record.get(m.label, "") if m.label else ""
+        abstracts_seen += bool(article.abstract)
+        raw_label = article.raw_labels
         has_label = bool(raw_label if isinstance(raw_label, list) else str(raw_label).strip())
         labels_seen += has_label
         hint = None
         if m.split:
-            value = str(record.get(m.split, "")).strip().lower()
-            hint = SPLIT_ALIASES.get(value)
+            hint = SPLIT_ALIASES.get(article.split.strip().lower())
             if hint is None:
                 builder.drop(row=row, reason="unknown split value")
                 continue
-        text = article_text(title, abstract)
-        if not abstract and not title:
+        if not article.text:
             builder.drop(row=row, reason="empty text")
             continue
         if m.label and not has_label:
             builder.drop(row=row, reason="no label")
             continue
-        builder.keep(row=row, text=text)
+        builder.keep(row=row, text=article.text)
         # Label cells repeat a handful of values across millions of rows: keep one copy of each.
         parsed.raw_labels.append(sys.intern(raw_label) if isinstance(raw_label, str) else raw_label)
         parsed.split_hints.append(hint)
-        batch["title"].append(title)
-        batch["abstract"].append(abstract)
-        batch["text"].append(text)
+        for name, value in zip(STAGING_SCHEMA.names, (article.title, article.abstract,
+                                                      article.text, *row_json(article)),
+                               strict=True):
+            batch[name].append(value)
         if len(batch["text"]) >= BATCH_ROWS:
-            writer.write_batch(pa.record_batch(batch, schema=_STAGING_SCHEMA))
+            writer.write_batch(pa.record_batch(batch, schema=STAGING_SCHEMA))
             batch = {k: [] for k in batch}
     if batch["text"]:
-        writer.write_batch(pa.record_batch(batch, schema=_STAGING_SCHEMA))
+        writer.write_batch(pa.record_batch(batch, schema=STAGING_SCHEMA))
     if builder.rows_read == 0:
         raise DatasetFileError("The file has a header but no data rows.")
     if abstracts_seen == 0:
@@ -359,6 +354,7 @@ def _write_rows(staging: Path, target: Path, labels, codes: np.ndarray) -> None:
                 "labels": pa.array([list(r) for r in labels[start:stop]] if labels else
                                    [[] for _ in range(n)], pa.list_(pa.string())),
                 "split": pa.array([SPLITS[c] for c in codes[start:stop]], pa.string()),
+                **{name: batch.column(name) for name in JSON_COLUMNS},
             }, schema=ROWS_SCHEMA))
             start = stop
 

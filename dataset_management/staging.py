@@ -16,6 +16,8 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.uploadedfile import UploadedFile
 
+from core.diskspace import disk_full_refused
+
 TOKEN_RE = re.compile(r"^[0-9a-f]{32}$")
 MAX_AGE_SECONDS = 24 * 3600
 
@@ -30,13 +32,21 @@ def _safe_name(name: str) -> str:
 
 
 def upload_stage(*, owner_id: int, uploaded_file: UploadedFile) -> str:
+    """Keep the upload for the confirm step; core.diskspace.DiskFull, keeping nothing, when the
+    disk fills while it is written."""
     _purge_old(owner_id)
     token = secrets.token_hex(16)
     folder = _root(owner_id) / token
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / _safe_name(uploaded_file.name)).open("wb") as out:
-        for chunk in uploaded_file.chunks():
-            out.write(chunk)
+    try:
+        with disk_full_refused():
+            folder.mkdir(parents=True, exist_ok=True)
+            with (folder / _safe_name(uploaded_file.name)).open("wb") as out:
+                for chunk in uploaded_file.chunks():
+                    out.write(chunk)
+    except BaseException:
+        # A half-written file would be offered to the confirm step as if it were the upload.
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     return token
 
 

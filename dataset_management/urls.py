@@ -9,4 +9,5 @@ urlpatterns = [
     path("upload/confirm/", views.dataset_upload_confirm, name="upload_confirm"),
     path("<int:pk>/", views.dataset_detail, name="detail"),
     path("<int:pk>/delete/", views.dataset_delete, name="delete"),
+    path("<int:pk>/export/", views.dataset_export, name="export"),
 ]

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from .readers.errors import names_listed
+
 MAX_EXAMPLES = 5
 # Fewer examples than this and a label cannot appear in train, validation and test.
 MIN_EXAMPLES_PER_LABEL = 3
@@ -73,7 +75,7 @@ class ReportBuilder:
             if rare:
                 self.warnings.append(
                     f"{len(rare)} label(s) have fewer than {MIN_EXAMPLES_PER_LABEL} examples and "
-                    f"cannot be split or learned reliably: {', '.join(sorted(rare)[:10])}."
+                    f"cannot be split or learned reliably: {names_listed(sorted(rare))}."
                 )
             if len(label_names) <= MAX_COOCCURRENCE_LABELS:
                 y = label_matrix.astype(np.int64)
@@ -138,7 +140,7 @@ def report_lines(report: dict[str, Any]) -> list[str]:
     lines = [
         f"Format: {report.get('format')}  encoding: {report.get('encoding') or '-'}"
         + (f"  delimiter: {report['delimiter']}" if report.get("delimiter") else ""),
-        f"Columns: {', '.join(report.get('columns', []))}",
+        f"Columns: {names_listed(report.get('columns', []))}",
         "Mapping: " + ", ".join(f"{k}={v!r}" for k, v in report.get("mapping", {}).items()
                                  if v not in (None, {}, "")),
         f"Rows read: {report['rows_read']}  kept: {report['rows_kept']}  "

@@ -8,13 +8,17 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from core.diskspace import DiskFull, disk_full_refused
 from core.paging import page_of
 from dataset_management import selectors, services
-from dataset_management.forms import DatasetUploadForm
+from dataset_management.export import EXPORT_FORMATS, export_response
+from dataset_management.export import dataset_export as dataset_export_make
+from dataset_management.forms import DatasetConfirmForm, DatasetUploadForm
+from dataset_management.mapping import label_missing_warning
 from dataset_management.models import Dataset
 from dataset_management.readers import DatasetFileError
 from dataset_management.report import report_summary
@@ -57,7 +61,11 @@ def dataset_upload(request: HttpRequest) -> HttpResponse:
     form = DatasetUploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         uploaded = form.cleaned_data["file"]
-        token = upload_stage(owner_id=request.user.pk, uploaded_file=uploaded)
+        try:
+            token = upload_stage(owner_id=request.user.pk, uploaded_file=uploaded)
+        except DiskFull as exc:
+            return _disk_full(request, exc, token="", name=form.cleaned_data["name"],
+                              description=form.cleaned_data.get("description", ""))
         return _preview(request, staging=_Staging(
             token=token, name=form.cleaned_data["name"],
             description=form.cleaned_data.get("description", ""),
@@ -121,16 +129,21 @@ def _overrides(post: Any, staging: _Staging) -> dict[str, Any]:
 
 
 def _preview(request: HttpRequest, *, staging: _Staging, overrides: dict[str, Any],
-             error: str = "") -> HttpResponse:
+             error: str = "", confirm_form: DatasetConfirmForm | None = None) -> HttpResponse:
     staged = upload_open(owner_id=request.user.pk, token=staging.token)
     if staged is None:
         messages.error(request, "That upload has expired. Please upload the file again.")
         return redirect("datasets:upload")
     with staged:
         try:
-            preview = services.dataset_preview(uploaded_file=staged, mapping_overrides=overrides)
+            with disk_full_refused():  # the preview spools the file to a temporary folder
+                preview = services.dataset_preview(uploaded_file=staged,
+                                                   mapping_overrides=overrides)
             if not preview.report.get("rows_sampled"):
                 raise DatasetFileError("The file has a header but no data rows.")
+        except DiskFull as exc:
+            return _disk_full(request, exc, token=staging.token, name=staging.name,
+                              description=staging.description)
         except IMPORT_ERRORS as exc:
             if overrides:  # the column choice is wrong: show what we detect, and why
                 return _preview(request, staging=staging, overrides={},
@@ -142,12 +155,17 @@ def _preview(request: HttpRequest, *, staging: _Staging, overrides: dict[str, An
                 "form": form, "read_error": str(exc),
                 "max_mb": settings.MAX_UPLOAD_SIZE // 1048576,
             }, status=400)
+    no_label = not preview.mapping.get("label") and not overrides.get("unlabelled")
     return render(request, "datasets/preview.html", {
         "staging": staging, "preview": preview, "error": error,
         "unlabelled": bool(overrides.get("unlabelled")),
+        "label_warning": label_missing_warning(
+            columns=preview.columns, option="the “Label column” choice, then re-check",
+        ) if no_label else "",
+        "confirm_form": confirm_form or DatasetConfirmForm(labelled=not no_label),
         "sample_labels": sorted(preview.report.get("label_counts_in_sample", {}).items(),
                                 key=lambda kv: (-kv[1], kv[0])),
-    })
+    }, status=400 if confirm_form is not None and confirm_form.errors else 200)
 
 
 @login_required
@@ -162,6 +180,9 @@ def dataset_upload_confirm(request: HttpRequest) -> HttpResponse:
         return redirect("datasets:list")
     if action != "create":
         return _preview(request, staging=staging, overrides=overrides)
+    confirm = _confirm_form(request, staging=staging, overrides=overrides)
+    if not confirm.is_valid():  # no labels, and "prediction only" not ticked: nothing created
+        return _preview(request, staging=staging, overrides=overrides, confirm_form=confirm)
     staged = upload_open(owner_id=request.user.pk, token=staging.token)
     if staged is None:
         messages.error(request, "That upload has expired. Please upload the file again.")
@@ -173,12 +194,48 @@ def dataset_upload_confirm(request: HttpRequest) -> HttpResponse:
                 description=staging.description, mapping=overrides or None,
                 split_ratios=staging.split_ratios, seed=staging.seed,
             )
+        except DiskFull as exc:
+            return _disk_full(request, exc, token=staging.token, name=staging.name,
+                              description=staging.description)
         except IMPORT_ERRORS as exc:
             return _preview(request, staging=staging, overrides=overrides,
                             error=f"The dataset could not be created: {exc}")
     upload_discard(owner_id=request.user.pk, token=staging.token)
     messages.success(request, f"Dataset “{dataset.name}” created with {dataset.row_count} rows.")
     return redirect("datasets:detail", pk=dataset.pk)
+
+
+def _confirm_form(request: HttpRequest, *, staging: _Staging,
+                  overrides: dict[str, Any]) -> DatasetConfirmForm:
+    """The create step's form. The file is read again only when the POST leaves open whether it
+    has labels (no label column chosen, "prediction only" not ticked)."""
+    labelled = True
+    settled = (overrides.get("unlabelled") or overrides.get("label_column")
+               or request.POST.get("prediction_only"))
+    staged = None if settled else upload_open(owner_id=request.user.pk, token=staging.token)
+    if staged is not None:
+        with staged:
+            try:
+                with disk_full_refused():
+                    preview = services.dataset_preview(uploaded_file=staged,
+                                                       mapping_overrides=overrides)
+                labelled = bool(preview.mapping.get("label"))
+            except (DiskFull, *IMPORT_ERRORS):
+                pass  # creating meets the same problem next and says what it is
+    return DatasetConfirmForm(request.POST, labelled=labelled)
+
+
+def _disk_full(request: HttpRequest, exc: DiskFull, *, token: str, name: str,
+               description: str) -> HttpResponse:
+    """Back to step 1 with the reason; the staged copy goes too, as the message promises."""
+    if token:
+        upload_discard(owner_id=request.user.pk, token=token)
+    logger.error("dataset upload by user %s: disk full (%s)", request.user.pk, exc.__cause__)
+    messages.error(request, exc.message)
+    form = DatasetUploadForm(initial={"name": name, "description": description})
+    return render(request, "datasets/upload.html", {
+        "form": form, "max_mb": settings.MAX_UPLOAD_SIZE // 1048576,
+    }, status=507)
 
 
 @login_required
@@ -215,6 +272,17 @@ def _histogram_bars(histogram: dict[str, Any]) -> dict[str, Any]:
     labels = [f"{edges[i]:.0f}–{edges[i + 1]:.0f}" for i in range(len(edges) - 1)]
     return {"labels": labels, "counts": histogram.get("counts") or [],
             "unit": histogram.get("unit", "words")}
+
+
+@login_required
+def dataset_export(request: HttpRequest, pk: int) -> HttpResponseBase:
+    """The dataset's rows with their labels: ?format=csv (the default), ris or jsonl."""
+    dataset = owned_dataset(request, pk)
+    fmt = request.GET.get("format", "csv")
+    if fmt not in EXPORT_FORMATS or not selectors.dataset_rows_file(dataset=dataset).is_file():
+        raise Http404("No such format, or the dataset's rows are gone.")
+    return export_response(dataset_export_make(dataset=dataset, fmt=fmt,
+                                               prefix=settings.EXPORT_LABEL_PREFIX))
 
 
 @login_required

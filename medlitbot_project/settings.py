@@ -158,6 +158,10 @@ MAX_UPLOAD_SIZE = MAX_UPLOAD_SIZE_MB * 1024 * 1024
 # POST /api/models/<pk>/predict/ answers inline up to this many texts; more become a batch job
 # on the inference worker (202 + Location), so a web process never classifies for minutes.
 SYNC_PREDICT_MAX_TEXTS = env.int("SYNC_PREDICT_MAX_TEXTS", default=64)
+# RIS exports (batch results, predict --out, datasets) add each label as a KW keyword behind
+# this prefix ("MedLitBot:cardiology"), so a reference manager shows them apart from the
+# record's own keywords; the probabilities go in an N1 note behind it too.
+EXPORT_LABEL_PREFIX = env.str("EXPORT_LABEL_PREFIX", default="MedLitBot:")
 # Uploads larger than this spill to a temp file instead of RAM.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # The first handler counts the bytes as they stream and stops the upload at MAX_UPLOAD_SIZE, also

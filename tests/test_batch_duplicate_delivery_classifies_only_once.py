@@ -28,7 +28,7 @@ def test_a_second_delivery_of_a_batch_does_nothing(media_root, trained_model, us
     assert batch.status == "completed"
     assert (result.read_bytes(), result.stat().st_mtime_ns, batch.finished_at) == first
     assert (batch.worker_host, batch.worker_pid) == (hostname(), os.getpid())
-    assert batch_files(batch) == {"result.csv"}
+    assert batch_files(batch) == {"result.csv", "result.jsonl"}
 
 
 def test_an_ended_batch_cannot_be_moved_again(media_root, trained_model, user) -> None:

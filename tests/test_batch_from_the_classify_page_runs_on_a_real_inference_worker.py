@@ -59,7 +59,8 @@ def test_a_file_from_the_classify_page_is_classified_by_the_inference_worker_wit
 
     batch = BatchJob.objects.get(pk=batch_id)
     assert (batch.worker_host, batch.worker_pid) == (hostname(), worker.pid)
-    assert batch_files(batch) == {"result.csv"}, "the upload is not kept once classified"
+    assert batch_files(batch) == {"result.csv", "result.jsonl"}, \
+        "the upload is not kept once classified"
 
     download = alice_client.get(reverse("classification:batch_download", args=[batch_id]))
     assert download["Content-Type"] == "text/csv"

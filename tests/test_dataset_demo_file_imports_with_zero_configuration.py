@@ -23,7 +23,8 @@ def test_demo_rows_follow_the_parquet_contract(demo_dataset):
     from django.conf import settings
 
     table = pq.read_table(f"{settings.MEDIA_ROOT}/{demo_dataset.rows_path}")
-    assert table.column_names == ["row_id", "title", "abstract", "text", "labels", "split"]
+    assert table.column_names == ["row_id", "title", "abstract", "text", "labels", "split",
+                                  "identifiers", "citation", "record"]
     first = table.slice(0, 1).to_pylist()[0]
     assert first["row_id"] == 0
     assert first["text"] == f"{first['title']}\n\n{first['abstract']}"

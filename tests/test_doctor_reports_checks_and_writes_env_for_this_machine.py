@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from classification.management.commands.doctor import load_doctor
+from classification import doctor
 
 
 def test_the_doctor_passes_on_this_machine_and_lists_every_check(db: None) -> None:
     lines: list[str] = []
-    doctor = load_doctor()
     assert doctor.main(["--smoke-timeout", "60"], write=lines.append) == 0
     text = "\n".join(lines)
     for name in ("platform", "torch", "smoke test cpu", "env TOKENIZERS_PARALLELISM",
@@ -25,7 +24,6 @@ def test_the_doctor_passes_on_this_machine_and_lists_every_check(db: None) -> No
 
 
 def test_write_env_asks_before_overwriting_and_fits_this_platform(tmp_path: Path) -> None:
-    doctor = load_doctor()
     target = tmp_path / ".env"
     target.write_text("KEEP=1\n")
     assert doctor.write_env(target, assume_yes=False, ask=lambda _: "n") is False
@@ -38,10 +36,8 @@ def test_write_env_asks_before_overwriting_and_fits_this_platform(tmp_path: Path
 
 
 def test_manage_py_doctor_fails_loudly_on_a_blocker(monkeypatch: pytest.MonkeyPatch) -> None:
-    doctor = load_doctor()
     monkeypatch.setattr(doctor, "run_checks",
                         lambda **_: [doctor.Check("database", doctor.FAIL, "down")])
-    monkeypatch.setattr("classification.management.commands.doctor.load_doctor", lambda: doctor)
     out = io.StringIO()
     with pytest.raises(Exception, match="blocker"):
         call_command("doctor", stdout=out)

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from classification.doctor import check_services
 from classification.selectors import artifact_disk_usage
-from scripts.m1_training_setup import check_services
 
 pytestmark = pytest.mark.django_db
 

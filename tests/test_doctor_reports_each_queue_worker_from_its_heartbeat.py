@@ -7,7 +7,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from classification.management.commands.doctor import load_doctor
+from classification import doctor
 from core import services
 
 
@@ -18,7 +18,6 @@ def test_the_doctor_reports_the_live_training_worker_and_warns_about_missing_one
         pool="solo", concurrency=1, started_at=timezone.now(), state="busy",
         current_job="training job 4",
     )
-    doctor = load_doctor()
 
     checks = {c.name: c for c in doctor.check_workers()}
 

@@ -162,6 +162,8 @@ def test_a_model_folder_inside_medlitbots_own_data_is_refused(alice_client, user
     from classification.models import MLModel
 
     dataset = rows.dataset(user)
+    user.is_staff = True  # only staff may name a folder at all (tests/test_training_settings_...)
+    user.save(update_fields=["is_staff"])
     settings.MODEL_ARTIFACT_ROOT = tmp_path / "artifacts"
     someone_elses = settings.MODEL_ARTIFACT_ROOT / "models" / "7"
     someone_elses.mkdir(parents=True)

@@ -1,4 +1,6 @@
-"""What the inference worker runs for one batch: read the file, classify in chunks, write a CSV.
+"""What the inference worker runs for one batch: read the file, classify in chunks, write a CSV
+and, beside it, the JSON Lines of each article's identifiers, record and prediction (the RIS and
+JSON Lines downloads: classification.batches.exports).
 
 The row is the only channel to the web: the runner writes processed/total at most once per
 PROGRESS_WRITE_INTERVAL (that write doubles as its heartbeat for the reaper), and each write
@@ -12,9 +14,8 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -23,9 +24,15 @@ from classification import faults
 from classification import services as classification_services
 from classification.batches import storage
 from classification.batches.lifecycle import batch_job_claim, batch_job_finish
-from classification.engine.types import article_text
 from classification.models import BatchJob, MLModel
-from dataset_management.export import csv_safe_cell
+from dataset_management.articles import Article, ArticleStream, articles_read
+from dataset_management.export import (
+    csv_safe_cell,
+    jsonl_line,
+    prediction_csv_header,
+    prediction_csv_row,
+    prediction_item,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +40,6 @@ S = BatchJob.Status
 # Texts per predict call: big enough for the engine to batch well (it sorts by length within a
 # call), small enough that progress and cancel are seen about every second on a CPU.
 CHUNK = 64
-ID_COLUMNS = ("pmid", "id", "doi", "record_id", "accession")
 
 
 class BatchFileError(ValueError):
@@ -86,94 +92,78 @@ class _Progress:
         return f"after {self.processed} of {self.total} articles"
 
 
-def read_articles(path: Path, *, filename: str, meta: dict[str, Any]) -> Iterator[dict[str, str]]:
-    """Rows as {"id", "title", "abstract", "problem"} in file order, problems included.
-
-    Sets ``meta["id_column"]`` before the first row, so the CSV header can include it.
-    """
-    from dataset_management.mapping import mapping_detect
-    from dataset_management.readers import ERROR_KEY, read_records
-
-    with read_records(path, filename=filename) as stream:
-        mapping = mapping_detect(columns=stream.columns)
-        if not (mapping.title or mapping.abstract):
-            raise BatchFileError(
-                f"No title or abstract column among: {', '.join(stream.columns)}."
-            )
-        by_key = {c.strip().casefold(): c for c in stream.columns}
-        id_column = next((by_key[n] for n in ID_COLUMNS if n in by_key), None)
-        meta["id_column"] = id_column or ""
-        for _row, record in stream.records:
-            if ERROR_KEY in record:
-                yield {"id": "", "title": "", "abstract": "", "problem": str(record[ERROR_KEY])}
-                continue
-            title = _cell(record.get(mapping.title)) if mapping.title else ""
-            abstract = _cell(record.get(mapping.abstract)) if mapping.abstract else ""
-            yield {"id": _cell(record.get(id_column)) if id_column else "", "title": title,
-                   "abstract": abstract, "problem": "" if title or abstract else "no text"}
-
-
-def _cell(value: Any) -> str:
-    return "" if value is None else str(value).strip()
-
-
-def _probability(value: float | None) -> str:
-    return "" if value is None else f"{float(value):.4f}"
-
-
 def _chunk_delay() -> float:
     # Test-only (faults are read only under the test settings): time to watch or kill a batch.
     return float(faults.active_faults().get("slow_batch_chunk") or 0)
 
 
-def _classify_to_csv(*, batch: BatchJob, source: Path, part: Path, progress: _Progress) -> None:
+def _articles(batch: BatchJob, source: Path) -> ArticleStream:
+    # A batch has no labels to read: no label column is looked for (or guessed).
+    return articles_read(path=source, filename=batch.filename, overrides={"unlabelled": True})
+
+
+class _Outputs:
+    """The two result files, written row by row in file order: the CSV (docs/contracts.md) and
+    the JSON Lines of export items that the RIS and JSON Lines downloads come from."""
+
+    def __init__(self, csv_out: IO[str], records_out: IO[str], *, labels: list[str],
+                 with_id: bool, source_format: str) -> None:
+        self.csv = csv.writer(csv_out)
+        self.records = records_out
+        self.labels, self.with_id, self.source_format = labels, with_id, source_format
+        header = prediction_csv_header(label_names=labels, with_id=with_id)
+        self.csv.writerow([csv_safe_cell(h) for h in header])
+
+    def write(self, index: int, article: Article, prediction: dict[str, Any] | None) -> None:
+        item = prediction_item(row=index, article=article, source_format=self.source_format,
+                               prediction=prediction)
+        row = prediction_csv_row(item, label_names=self.labels, with_id=self.with_id)
+        self.csv.writerow([csv_safe_cell(cell) for cell in row])
+        self.records.write(jsonl_line(item))
+
+
+def _classify(*, batch: BatchJob, source: Path, parts: list[Path], progress: _Progress) -> None:
     ml_model: MLModel = batch.ml_model
-    labels = list(ml_model.label_names)
-    meta: dict[str, Any] = {}
     total = 0
-    for _ in read_articles(source, filename=batch.filename, meta=meta):
-        total += 1
-        progress.report()  # a heartbeat while a large file is counted
+    with _articles(batch, source) as articles:
+        for _ in articles:
+            total += 1
+            progress.report()  # a heartbeat while a large file is counted
     progress.total = total
     progress.report(force=True)
-    with_id = bool(meta.get("id_column"))
-    header = ["row", *(["id"] if with_id else []), "title", "abstract", "predicted_labels",
-              *[f"p_{name}" for name in labels], "note"]
     delay = _chunk_delay()
+    csv_part, records_part = parts
     # utf-8-sig: Excel reads the BOM as "this is UTF-8" and shows accents correctly.
-    with part.open("w", encoding="utf-8-sig", newline="") as out:
-        writer = csv.writer(out)
-        writer.writerow([csv_safe_cell(h) for h in header])
-        chunk: list[tuple[int, dict[str, str]]] = []
-        articles = read_articles(source, filename=batch.filename, meta=meta)
+    with (_articles(batch, source) as articles,
+          csv_part.open("w", encoding="utf-8-sig", newline="") as csv_out,
+          records_part.open("w", encoding="utf-8") as records_out):
+        outputs = _Outputs(csv_out, records_out, labels=list(ml_model.label_names),
+                           with_id=bool(articles.identifier_columns),
+                           source_format=articles.format)
+        chunk: list[tuple[int, Article]] = []
         for index, article in enumerate(articles, start=1):
             chunk.append((index, article))
             if len(chunk) >= CHUNK:
-                _write_chunk(writer, chunk, ml_model, labels, with_id, progress)
+                _write_chunk(outputs, chunk, ml_model, progress)
                 chunk = []
                 if delay:
                     time.sleep(delay)
                 progress.report()
-        _write_chunk(writer, chunk, ml_model, labels, with_id, progress)
-        out.flush()
-        os.fsync(out.fileno())
+        _write_chunk(outputs, chunk, ml_model, progress)
+        for out in (csv_out, records_out):
+            out.flush()
+            os.fsync(out.fileno())
 
 
-def _write_chunk(writer: Any, chunk: list[tuple[int, dict[str, str]]], ml_model: MLModel,
-                 labels: list[str], with_id: bool, progress: _Progress) -> None:
-    todo = [a for _, a in chunk if not a["problem"]]
-    texts = [article_text(a["title"], a["abstract"]) for a in todo]
+def _write_chunk(outputs: _Outputs, chunk: list[tuple[int, Article]], ml_model: MLModel,
+                 progress: _Progress) -> None:
+    todo = [a for _, a in chunk if not a.problem]
+    texts = [a.text for a in todo]
     predictions = iter(
         classification_services.mlmodel_predict(ml_model=ml_model, texts=texts) if texts else []
     )
     for index, article in chunk:
-        prediction = {} if article["problem"] else next(predictions)
-        probabilities = prediction.get("probabilities", {})
-        row = [index, *([article["id"]] if with_id else []), article["title"],
-               article["abstract"], prediction.get("labels", []),
-               *[_probability(probabilities.get(name)) for name in labels],
-               f"skipped: {article['problem']}" if article["problem"] else ""]
-        writer.writerow([csv_safe_cell(cell) for cell in row])
+        outputs.write(index, article, None if article.problem else next(predictions))
     progress.processed += len(chunk)
     progress.skipped += len(chunk) - len(todo)
 
@@ -199,14 +189,16 @@ def batch_job_run(*, batch_id: uuid.UUID | str) -> str | None:
     batch = BatchJob.objects.select_related("ml_model").get(pk=batch_id)
     source = storage.absolute(batch.input_path)
     folder = source.parent
-    part = folder / f"{storage.RESULT_NAME}.part"
+    parts = [folder / f"{storage.RESULT_NAME}.part", folder / f"{storage.RECORDS_NAME}.part"]
     progress = _Progress(batch.pk)
     try:
         if not batch.ml_model.is_trained:
             raise BatchFileError("the model is not trained any more; train it again first")
-        _classify_to_csv(batch=batch, source=source, part=part, progress=progress)
+        _classify(batch=batch, source=source, parts=parts, progress=progress)
+        # The records first: a CSV in place is what says the batch's results are whole.
+        os.replace(parts[1], folder / storage.RECORDS_NAME)
         result = folder / storage.RESULT_NAME
-        os.replace(part, result)
+        os.replace(parts[0], result)
         ended = batch_job_finish(
             batch_id=batch.pk, target=S.COMPLETED, total=progress.total,
             processed=progress.processed, skipped=progress.skipped,
@@ -234,4 +226,5 @@ def batch_job_run(*, batch_id: uuid.UUID | str) -> str | None:
         return S.FAILED
     finally:
         source.unlink(missing_ok=True)
-        part.unlink(missing_ok=True)
+        for part in parts:
+            part.unlink(missing_ok=True)

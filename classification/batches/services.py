@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -69,13 +68,8 @@ def _batch_job_start(
     batch = BatchJob(owner=owner, ml_model=ml_model, filename=filename,
                      celery_task_id=str(uuid.uuid4()))
     folder = storage.batch_folder(owner_id=owner.pk, batch_id=batch.pk)
-    source = folder / storage.input_name(filename)
     try:
-        folder.mkdir(parents=True)
-        part = source.with_name(source.name + ".part")
-        with part.open("wb") as out:
-            write(out)
-        os.replace(part, source)
+        source = storage.input_store(folder=folder, filename=filename, write=write)
         batch.input_path = storage.relative(source)
         with transaction.atomic():
             batch.save(force_insert=True)
@@ -106,7 +100,8 @@ def _send_on_commit(batch: BatchJob) -> None:
 def batch_job_create(*, owner: Any, ml_model: MLModel, uploaded_file: Any) -> BatchJob:
     """A queued batch for an uploaded file of articles (any format the dataset import reads).
 
-    Raises BatchError for a request that cannot be a batch, and core.queueing.QueueUnavailable
+    Raises BatchError for a request that cannot be a batch, core.diskspace.DiskFull when the
+    disk fills while the file is stored (no row, no file), and core.queueing.QueueUnavailable
     when the broker refuses the message (the row is then failed and its file removed).
     """
     _check(ml_model=ml_model, size=uploaded_file.size)
@@ -189,6 +184,7 @@ def _fail_orphan(batch: BatchJob, *, why: str) -> bool:
         folder = storage.absolute(batch.input_path).parent
         storage.absolute(batch.input_path).unlink(missing_ok=True)
         (folder / f"{storage.RESULT_NAME}.part").unlink(missing_ok=True)
+        (folder / f"{storage.RECORDS_NAME}.part").unlink(missing_ok=True)
     return True
 
 

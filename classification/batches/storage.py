@@ -7,14 +7,22 @@ ever becomes part of a path: the folder is named by ids and the files by fixed n
 
 from __future__ import annotations
 
+import os
 import shutil
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from django.conf import settings
 
+from core.diskspace import disk_full_refused
+
 KEEP_SECONDS = 7 * 24 * 3600  # finished batches, and their files, are removed after a week
 RESULT_NAME = "result.csv"
+# Beside the CSV: each article's identifiers, original record and prediction, one JSON a line;
+# the JSON Lines download as it is, and what the RIS download is made from.
+RECORDS_NAME = "result.jsonl"
 
 
 def batches_root() -> Path:
@@ -30,6 +38,27 @@ def input_name(filename: str) -> str:
     # keeps only a tidy extension.
     suffix = "".join(c for c in Path(filename).suffix.lower() if c.isalnum())[:8]
     return f"input.{suffix}" if suffix else "input"
+
+
+def input_store(*, folder: Path, filename: str, write: Callable[[IO[bytes]], None]) -> Path:
+    """Write a new batch's input into its new folder; return the file's path.
+
+    Written as ``input.<ext>.part`` then renamed, so a worker never sees half a file. On any
+    failure the folder is removed before the error leaves; a full disk becomes
+    core.diskspace.DiskFull.
+    """
+    source = folder / input_name(filename)
+    part = source.with_name(source.name + ".part")
+    try:
+        with disk_full_refused():
+            folder.mkdir(parents=True)
+            with part.open("wb") as out:
+                write(out)
+            os.replace(part, source)
+    except BaseException:
+        remove_folder(folder)
+        raise
+    return source
 
 
 def relative(path: Path) -> str:

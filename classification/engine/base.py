@@ -29,6 +29,11 @@ class BaseClassifier(ABC):
     def predict_proba(self, texts: list[str]) -> np.ndarray:
         """(n, L) probabilities, rows in input order."""
 
+    @classmethod
+    @abstractmethod
+    def load(cls, path: str, manifest: dict[str, Any]) -> BaseClassifier:
+        """The classifier save() wrote to path; load_classifier finds the class in the registry."""
+
     def _setup_labels(self, train: TextData, val: TextData, config: TrainConfig) -> TextData:
         """Fix the label space and task shape; returns train without rows it cannot learn from."""
         self.config = config

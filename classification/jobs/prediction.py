@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from classification import ml_models
-from classification.engine.types import article_text
+from classification.jobs.evaluation import EvaluationColumns, mlmodel_evaluation_columns
 from classification.models import MLModel
+
+if TYPE_CHECKING:
+    from dataset_management.mapping import ColumnMapping
 
 
 @dataclass
@@ -29,35 +33,35 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value).strip()
 
 
-def parse_articles_file(path: str | Path, *, filename: str | None = None) -> ParsedFile:
-    """Any file ingestion accepts -> texts (title + blank line + abstract) and labels."""
-    from dataset_management.mapping import label_separator_detect, labels_parse, mapping_detect
-    from dataset_management.readers import ERROR_KEY, read_records
+def parse_articles_file(
+    path: str | Path, *, filename: str | None = None, mapping: ColumnMapping | None = None
+) -> ParsedFile:
+    """Any file ingestion accepts -> texts (title + blank line + abstract) and labels, read by
+    dataset_management.articles (the batches' and import's reader too). `mapping` overrides the
+    detected columns."""
+    from dataset_management.articles import articles_read
+    from dataset_management.mapping import label_separator_detect, labels_parse
 
     path = Path(path)
     texts: list[str] = []
     raw_labels: list[Any] = []
     dropped = 0
-    with read_records(path, filename=filename or path.name) as stream:
-        m = mapping_detect(columns=stream.columns)
-        for _row, record in stream.records:
-            if ERROR_KEY in record:
+    with articles_read(path=path, filename=filename or path.name, mapping=mapping) as articles:
+        m = articles.mapping
+        for article in articles:
+            if article.problem:
                 dropped += 1
                 continue
-            title = _cell(record.get(m.title)) if m.title else ""
-            abstract = _cell(record.get(m.abstract)) if m.abstract else ""
-            text = article_text(title, abstract)
-            if not text:
-                dropped += 1
-                continue
-            texts.append(text)
-            raw_labels.append(record.get(m.label, "") if m.label else "")
+            texts.append(article.text)
+            raw_labels.append(article.raw_labels)
     if not texts:
         raise ValueError(f"No article text found in {filename or path.name}")
     has_labels = bool(m.label) and any(
         v if isinstance(v, list) else _cell(v) for v in raw_labels
     )
-    separator = m.label_separator or label_separator_detect(raw_values=raw_labels)
+    separator = m.label_separator
+    if separator is None:  # "" is a choice: one label per cell
+        separator = label_separator_detect(raw_values=raw_labels)
     labels = [
         list(labels_parse(raw=v, separator=separator, label_map=m.label_map)) if has_labels else []
         for v in raw_labels
@@ -94,23 +98,82 @@ def mlmodel_predict(*, ml_model: MLModel, texts: list[str]) -> list[dict[str, An
 
 
 def mlmodel_evaluate_file(
-    *, ml_model: MLModel, path: str | Path, filename: str | None = None
+    *,
+    ml_model: MLModel,
+    path: str | Path,
+    filename: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    columns: EvaluationColumns | None = None,
 ) -> dict[str, Any]:
-    parsed = parse_articles_file(path, filename=filename)
-    return _evaluate(ml_model, parsed)
+    """The model's metrics on a labelled file, its columns mapped as import maps them (the
+    model's own training mapping first: see jobs.evaluation). `overrides` takes title_column,
+    abstract_column or text_column, label_column and label_separator; `columns`, a preview
+    already made of this file with them, saves reading it again.
+
+    The result adds `columns` (role -> column and where it came from), `unknown_labels`
+    ({label: rows}) and the rows left out: `rows_unknown_labels_only`, `rows_without_labels`,
+    `rows_dropped` (no text). ValueError or DatasetFileError when there is nothing to score.
+    """
+    if columns is None:
+        columns = mlmodel_evaluation_columns(ml_model=ml_model, path=path, filename=filename,
+                                             overrides=overrides)
+    problem = columns.problem(text_option="the abstract or text column option",
+                              label_option="the label column option")
+    if problem:
+        raise ValueError(problem)
+    parsed = parse_articles_file(path, filename=columns.filename, mapping=columns.mapping)
+    return _evaluate(ml_model, parsed) | {"columns": columns.as_dict()}
 
 
-def mlmodel_evaluate_upload(*, ml_model: MLModel, uploaded_file: Any) -> dict[str, Any]:
-    return _evaluate(ml_model, parse_uploaded_file(uploaded_file))
+def mlmodel_evaluate_upload(
+    *, ml_model: MLModel, uploaded_file: Any, overrides: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """mlmodel_evaluate_file on an upload, spooled to a temporary folder for the readers."""
+    folder = Path(tempfile.mkdtemp(prefix="medlitbot-evaluate-"))
+    try:
+        name = Path(getattr(uploaded_file, "name", "") or "upload").name
+        with (folder / name).open("wb") as out:
+            for chunk in uploaded_file.chunks():
+                out.write(chunk)
+        return mlmodel_evaluate_file(ml_model=ml_model, path=folder / name, filename=name,
+                                     overrides=overrides)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _evaluate(ml_model: MLModel, parsed: ParsedFile) -> dict[str, Any]:
-    if not parsed.has_labels:
-        raise ValueError("The file has no label column, so there is nothing to evaluate against")
+    """Score the rows whose labels the model knows; report the labels it does not know.
+
+    A label the model never saw cannot be predicted, so it is taken out of its row's truth
+    (and counted) rather than scored as a miss on every row; a row left with no label is left
+    out of the scores, and counted.
+    """
+    from dataset_management.readers.errors import names_listed
+
     clf = _classifier(ml_model)
-    data = ml_models.TextData(texts=parsed.texts, labels=parsed.labels)
-    metrics = clf.evaluate(data)
-    unknown = sorted({lab for row in parsed.labels for lab in row} - set(clf.label_names))
-    if unknown:
-        metrics["unknown_labels"] = unknown
+    known = set(clf.label_names)
+    unknown: Counter[str] = Counter()
+    truth: list[list[str]] = []
+    without_labels = unknown_only = 0
+    for row in parsed.labels:
+        kept = [label for label in row if label in known]
+        unknown.update(label for label in row if label not in known)
+        without_labels += not row
+        unknown_only += bool(row) and not kept
+        truth.append(kept)
+    if not any(truth):
+        if unknown:
+            raise ValueError(
+                f"None of the file's labels ({names_listed(sorted(unknown))}) is one the model "
+                f"knows ({names_listed(clf.label_names)}): is the label column the right one?"
+            )
+        raise ValueError("The label column is empty in every row: there is nothing to score "
+                         "the model against.")
+    metrics = clf.evaluate(ml_models.TextData(texts=parsed.texts, labels=truth))
+    metrics.update({
+        "unknown_labels": dict(sorted(unknown.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "rows_unknown_labels_only": unknown_only,
+        "rows_without_labels": without_labels,
+        "rows_dropped": parsed.dropped,
+    })
     return metrics

@@ -75,9 +75,10 @@ def build_config(job: TrainingJob, writer: ProgressWriter) -> ml_models.TrainCon
     output_dir = paths.job_output_dir(job.pk)
     output_dir.mkdir(parents=True, exist_ok=True)
     config.output_dir = str(output_dir)
-    config.allow_download = bool(settings.ALLOW_MODEL_DOWNLOAD) or config.allow_download
+    # What the server may do is the deployment's to say, never a job's (schema.DEPLOYMENT).
+    config.allow_download = bool(settings.ALLOW_MODEL_DOWNLOAD)
     config.download_timeout = float(settings.MODEL_DOWNLOAD_TIMEOUT)
-    config.model_dir = config.model_dir or str(settings.MEDLITBOT_MODEL_DIR)
+    config.model_dir = str(settings.MEDLITBOT_MODEL_DIR)
     checkpoint = paths.latest_checkpoint(output_dir) if job.attempt > 1 else None
     config.resume_from_checkpoint = checkpoint
     if job.attempt > 1:

@@ -1,20 +1,23 @@
 """Batch classification pages: upload a file, watch the job on the inference worker, cancel it,
-download a safe CSV. Every read is scoped to the owner: another user's batch is a 404."""
+download the results as a safe CSV, RIS or JSON Lines. Every read is scoped to the owner:
+another user's batch is a 404."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from classification.batches import selectors, services
+from classification.batches import exports, selectors, services
 from classification.forms import FileUploadForm
 from classification.models import BatchJob, MLModel
+from dataset_management.export import export_response
 
 
 def owned_batch(request: HttpRequest, batch_id: str) -> BatchJob:
@@ -50,7 +53,8 @@ def batch_detail(request: HttpRequest, batch_id: str) -> HttpResponse:
     batch = owned_batch(request, batch_id)
     return render(request, "classification/batch_detail.html",
                   {"batch": batch_payload(batch), "batch_id": batch.pk.hex,
-                   "active_statuses": BatchJob.ACTIVE_STATUSES})
+                   "active_statuses": BatchJob.ACTIVE_STATUSES,
+                   "label_prefix": settings.EXPORT_LABEL_PREFIX})
 
 
 @require_GET
@@ -91,13 +95,19 @@ def batch_payload(batch: BatchJob) -> dict[str, Any]:
 
 
 @login_required
-def batch_download(request: HttpRequest, batch_id: str) -> FileResponse:
+def batch_download(request: HttpRequest, batch_id: str) -> HttpResponseBase:
+    """?format=csv (the default), ris or jsonl."""
     batch = owned_batch(request, batch_id)
-    path = selectors.batch_job_result_file(batch=batch)
-    if path is None:
+    fmt = request.GET.get("format", "csv")
+    if fmt not in exports.EXPORT_FORMATS:
+        raise Http404("No such format.")
+    try:
+        export = exports.batch_job_export(batch=batch, fmt=fmt)
+    except exports.ExportUnavailable as exc:
+        raise Http404(str(exc)) from None
+    if export is None:
         raise Http404("The results are not ready.")
-    return FileResponse(path.open("rb"), as_attachment=True, content_type="text/csv",
-                        filename=selectors.batch_job_result_name(batch=batch))
+    return export_response(export)
 
 
 def _int(value: str | None) -> int:

@@ -139,10 +139,9 @@ def job_resume(request: HttpRequest, pk: int) -> HttpResponse:
         messages.warning(request, "Only failed, stalled or cancelled jobs can be resumed.")
         return redirect("classification:job_detail", pk=job.pk)
     try:
-        resumed = services.training_job_resume(job=job)
+        services.training_job_resume(job=job)
     except ValueError as exc:
         messages.error(request, str(exc))
         return redirect("classification:job_detail", pk=job.pk)
     messages.success(request, "Resumed from the last checkpoint.")
-    target = resumed.pk if isinstance(resumed, TrainingJob) else job.pk
-    return redirect("classification:job_detail", pk=target)
+    return redirect("classification:job_detail", pk=job.pk)

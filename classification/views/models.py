@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from classification import ml_models, selectors, services
 from classification.estimates import (
     GPU_SPEEDUP,
+    OVERHEAD_SECONDS,
     SAMPLES_PER_SECOND_PER_THREAD,
     SINGLE_PASS_TYPES,
     device_plan_summary,
@@ -26,7 +27,6 @@ from classification.views.presenters import job_settings, metric_rows
 from core.paging import page_of
 from core.zipstream import zip_directory_stream
 from dataset_management.models import Dataset
-from dataset_management.readers import DatasetFileError
 
 
 def owned_model(request: HttpRequest, pk: int) -> MLModel:
@@ -68,6 +68,7 @@ def model_new(request: HttpRequest) -> HttpResponse:
     estimator = {
         "rates": {**SAMPLES_PER_SECOND_PER_THREAD, **measured},
         "single_pass": sorted(SINGLE_PASS_TYPES),
+        "overhead": OVERHEAD_SECONDS,
         "gpu_speedup": GPU_SPEEDUP,
         "plan": {"device": plan.get("device", "cpu"), "threads": plan.get("threads", 1)},
         "presets": {k: p["config"] for k, p in PRESETS.items()},
@@ -194,30 +195,6 @@ def model_download(request: HttpRequest, pk: int) -> StreamingHttpResponse:
                                      content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{name}.zip"'
     return response
-
-
-@login_required
-@require_POST
-def model_evaluate(request: HttpRequest, pk: int) -> HttpResponse:
-    model = owned_model(request, pk)
-    form = FileUploadForm(request.POST, request.FILES)
-    if not model.is_trained:
-        messages.error(request, "Train the model before evaluating it.")
-    elif not form.is_valid():
-        messages.error(request, "Choose a file to evaluate on.")
-    else:
-        try:
-            result = services.mlmodel_evaluate_upload(
-                ml_model=model, uploaded_file=form.cleaned_data["file"]
-            )
-        except (ValueError, DatasetFileError) as exc:
-            messages.error(request, f"Could not evaluate on that file: {exc}")
-        else:
-            request.session[f"evaluation-{model.pk}"] = {
-                "filename": form.cleaned_data["file"].name,
-                "rows": metric_rows(result),
-            }
-    return redirect("classification:model_detail", pk=model.pk)
 
 
 @login_required

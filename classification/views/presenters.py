@@ -8,6 +8,7 @@ from typing import Any
 from django.utils import timezone
 
 from classification.engine.registry import REGISTRY
+from classification.engine.schema import ALIASES, SETTINGS
 from classification.models import TrainingJob
 
 STATUS_HINTS = {
@@ -40,18 +41,7 @@ def metric_rows(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
 
 # --- The job page: what applies to this model type, and how long the job took -------------------
 
-# Settings only a step-by-step training uses (the presets' knobs and their seed-era aliases).
-ITERATIVE_SETTINGS = frozenset({
-    "epochs", "total_epochs", "num_train_epochs", "batch_size", "per_device_train_batch_size",
-    "train_batch_size", "learning_rate", "lr", "gradient_accumulation_steps",
-    "early_stopping_patience", "patience", "gradient_checkpointing", "weight_decay",
-    "warmup_ratio", "resume_from_checkpoint",
-})
-# Settings of the transformer encoder, which the MiniLM-embedding baseline also runs.
-ENCODER_SETTINGS = frozenset({
-    "max_length", "max_seq_length", "use_mps", "allow_download", "download_timeout",
-    "model_path", "model_dir",
-})
+# Shown nowhere: the label space is the dataset's, listed on its own page.
 HIDDEN_SETTINGS = frozenset({"label_names"})
 
 
@@ -70,13 +60,15 @@ def is_single_pass(model_type: str) -> bool:
 def job_settings(*, model_type: str, config: dict[str, Any]) -> list[tuple[str, Any]]:
     """The job's settings that this model type actually uses, in the config's order."""
     kind = model_kind(model_type)
-    hidden = set(HIDDEN_SETTINGS)
-    if kind != "transformer":
-        hidden |= ITERATIVE_SETTINGS
-    if kind == "baseline":
-        # TF-IDF has no encoder, and the preset only picks the knobs above.
-        hidden |= ENCODER_SETTINGS | {"preset"}
-    return [(key, value) for key, value in (config or {}).items() if key not in hidden]
+
+    def shown(key: str) -> bool:
+        spec = SETTINGS.get(ALIASES.get(key, key))
+        if spec is not None:
+            return spec.applies_to(kind) and key not in HIDDEN_SETTINGS
+        # TF-IDF has no knobs a preset picks; other unknown keys are shown, not hidden.
+        return not (key == "preset" and kind == "baseline")
+
+    return [(key, value) for key, value in (config or {}).items() if shown(key)]
 
 
 def format_duration(seconds: float | None) -> str:

@@ -23,6 +23,9 @@ _UTF8_MULTIBYTE = re.compile(
 def detect_encoding(path: Path) -> tuple[str, str]:
     """Return (codec, how it was decided). Streams the whole file once; memory stays at CHUNK.
 
+    A NUL byte anywhere is refused: in the first 8 KB it means UTF-16 or binary, further on a
+    damaged line, named in the message.
+
     The whole file is checked as strict UTF-8 because a sample can miss the one cp1252 byte on
     line 90,000. A file that is valid UTF-8 in places and not in others is refused: decoding
     it either way would corrupt part of it.
@@ -42,6 +45,16 @@ def detect_encoding(path: Path) -> tuple[str, str]:
             )
         chunk = head
         while chunk:
+            # Past the head a NUL is damage, not UTF-16: name its line so it can be found.
+            # Refused rather than dropped: PostgreSQL cannot store it, and the file's other
+            # lines may be damaged in ways no check sees.
+            nul = chunk.find(b"\x00")
+            if nul >= 0:
+                line = lines + chunk.count(b"\n", 0, nul) + 1
+                raise DatasetFileError(
+                    f"Line {line} contains a NUL byte, which no text file holds: the file is "
+                    "damaged or binary. Remove it and upload again."
+                )
             if bad_line is None:
                 try:
                     decoder.decode(chunk)

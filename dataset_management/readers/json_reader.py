@@ -14,6 +14,11 @@ from .errors import DatasetFileError
 CHUNK_CHARS = 1 << 20
 # One record may hold several fields of up to MAX_FIELD_CHARS; past this it is not a record.
 MAX_RECORD_CHARS = 4 * MAX_FIELD_CHARS
+# A record is an object of fields, a field at most a list or a small object (kept as JSON
+# text). Deeper than this is not a record; and far deeper, json's C decoder runs out of stack
+# (RecursionError), at a depth that depends on the caller's own stack: the limit makes the
+# refusal the same for the web, the API, the CLI and a batch.
+MAX_NESTING = 32
 _decoder = json.JSONDecoder()
 _WS = " \t\r\n"
 
@@ -45,6 +50,8 @@ def _looks_like_jsonl(path: Path, encoding: str) -> bool:
             json.loads(first.lstrip("\ufeff"))
         except ValueError:
             return False
+        except RecursionError:
+            return True  # read as lines, so the refusal names the line
         return next(lines, None) is not None
 
 
@@ -75,6 +82,8 @@ def _objects(items: Iterator[tuple[int, Any]]) -> Iterator[Record]:
     for number, value in items:
         if not isinstance(value, dict):
             raise DatasetFileError(f"Record {number} is not a JSON object.")
+        if _too_deep(value):
+            raise _nested(number)
         yield number, {str(k).strip(): _cell(v, number) for k, v in value.items()}
 
 
@@ -90,15 +99,38 @@ def _cell(value: Any, number: int) -> Any:
     return check_field(str(value), f"Record {number}")
 
 
+def _too_deep(record: dict[str, Any]) -> bool:
+    """Whether any value nests past MAX_NESTING (the record itself is level 1); no recursion."""
+    stack: list[tuple[Any, int]] = [(record, 1)]
+    while stack:
+        value, depth = stack.pop()
+        for child in value.values() if isinstance(value, dict) else value:
+            if isinstance(child, dict | list):
+                if depth + 1 > MAX_NESTING:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
+def _nested(number: int) -> DatasetFileError:
+    return DatasetFileError(
+        f"Record {number} is nested more than {MAX_NESTING} levels deep; a record must be an "
+        "object of plain fields."
+    )
+
+
 def _line_records(f) -> Iterator[tuple[int, Any]]:
     for number, line in enumerate(f, start=1):
         line = line.lstrip("\ufeff").strip()
         if not line:
             continue
         try:
-            yield number, json.loads(line)
+            value = json.loads(line)
         except ValueError as exc:
             raise DatasetFileError(f"Line {number} is not valid JSON ({exc.msg}).") from None
+        except RecursionError:
+            raise _nested(number) from None
+        yield number, value
 
 
 def _array_records(f) -> Iterator[tuple[int, Any]]:
@@ -132,6 +164,8 @@ def _array_records(f) -> Iterator[tuple[int, Any]]:
             try:
                 value, end = _decoder.raw_decode(buf, pos)
                 break
+            except RecursionError:
+                raise _nested(number) from None
             except json.JSONDecodeError as exc:
                 if eof:
                     raise DatasetFileError(

@@ -1,4 +1,15 @@
-"""Excel workbooks (first sheet), read with openpyxl's streaming read-only mode."""
+"""Excel workbooks (first sheet), read with openpyxl's streaming read-only mode.
+
+Memory budget for reading one workbook: about 200 MB above the process's baseline at worst,
+whatever the file holds (docs/contracts.md, "Limits"). Its parts:
+- shared strings on disk, not in a list (xlsx_strings.py): at most 24 MB of index and cache;
+- the sheet streamed row by row; openpyxl still keeps about 100 bytes per row read, so reading
+  stops at Excel's own MAX_ROWS (about 105 MB there);
+- the parts openpyxl parses whole (workbook, styles, theme, properties, relationships) are
+  refused past MAX_WHOLE_PART_BYTES each (4 MB of styles.xml parse into about 46 MB).
+Measured: 400 MB of shared strings over 235,000 rows peaked 26 MB above the baseline (484 MB
+with openpyxl's own table); 1,048,575 rows of numbers, 103 MB.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +17,28 @@ import datetime as dt
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from openpyxl import load_workbook
+from openpyxl.reader.excel import ExcelReader
+from openpyxl.xml.constants import SHARED_STRINGS
+
+from core.diskspace import is_disk_full
 
 from .base import ERROR_KEY, Record, RecordStream, check_columns, check_field
-from .errors import DatasetFileError
+from .errors import DatasetFileError, name_shown
+from .xlsx_strings import SharedStrings
 
-# An XLSX is a zip of XML; real spreadsheets compress about 5-20x. Both limits must be passed
-# before openpyxl unzips anything, because its shared-strings table is read whole into memory.
+# An XLSX is a zip of XML; real spreadsheets compress about 5-20x. Both limits are checked
+# before anything is unzipped; they bound the disk the shared strings may take, not memory.
 MAX_UNCOMPRESSED_BYTES = 1024 * 1024 * 1024
 MAX_COMPRESSION_RATIO = 100
+# openpyxl parses these parts whole into objects (about ten times their size in memory); real
+# ones are kilobytes, a heavily styled workbook's styles.xml a few MB.
+MAX_WHOLE_PART_BYTES = 4 * 1024 * 1024
+# Excel cannot write more rows; a sheet claiming more is damaged or built to exhaust memory.
+MAX_ROWS = 1_048_576
+_WHOLE_PARTS = ("[Content_Types].xml", "xl/workbook.xml", "xl/styles.xml")
+_WHOLE_FOLDERS = ("docProps/", "xl/theme/")
 
 
 def check_zip(path: Path) -> None:
@@ -35,6 +57,31 @@ def check_zip(path: Path) -> None:
         )
     if not any(info.filename == "xl/workbook.xml" for info in infos):
         raise DatasetFileError("The file is a zip archive but not an XLSX workbook.")
+    for info in infos:
+        name = info.filename
+        read_whole = (name in _WHOLE_PARTS or name.endswith(".rels")
+                      or (name.startswith(_WHOLE_FOLDERS) and name.endswith(".xml")))
+        if read_whole and info.file_size > MAX_WHOLE_PART_BYTES:
+            raise DatasetFileError(
+                f"The workbook's part {name_shown(name)} is {info.file_size // 2**20} MB "
+                f"unzipped; the limit is {MAX_WHOLE_PART_BYTES // 2**20} MB. Save the sheet as "
+                "CSV and upload that instead."
+            )
+
+
+class _Reader(ExcelReader):
+    """openpyxl's reader, with the shared strings spooled to disk instead of held in a list."""
+
+    def __init__(self, f: IO[bytes], *, spool_dir: Path) -> None:
+        # keep_links=False: external-link parts are never needed to read cell values.
+        super().__init__(f, read_only=True, data_only=True, keep_links=False)
+        self.spool_dir = spool_dir
+
+    def read_strings(self) -> None:
+        ct = self.package.find(SHARED_STRINGS)
+        if ct is not None:
+            with self.archive.open(ct.PartName[1:]) as src:
+                self.shared_strings = SharedStrings(src, spool_dir=self.spool_dir)
 
 
 def read_xlsx(path: Path) -> RecordStream:
@@ -42,15 +89,27 @@ def read_xlsx(path: Path) -> RecordStream:
     # A file object, not the path: openpyxl refuses paths whose name does not end in .xlsx,
     # and the upload is spooled under a neutral name.
     f = path.open("rb")
-    try:
-        wb = load_workbook(f, read_only=True, data_only=True)
-    except Exception:  # openpyxl raises many types for a corrupt workbook
-        f.close()
-        raise DatasetFileError("The file is not a valid XLSX workbook.") from None
+    reader: _Reader | None = None
 
     def close() -> None:
-        wb.close()
+        if reader is not None:
+            if isinstance(reader.shared_strings, SharedStrings):
+                reader.shared_strings.close()
+            reader.archive.close()
         f.close()
+
+    try:
+        reader = _Reader(f, spool_dir=path.parent)
+        reader.read()
+        wb = reader.wb
+    except DatasetFileError:
+        close()
+        raise
+    except Exception as exc:  # openpyxl raises many types for a corrupt workbook
+        close()
+        if is_disk_full(exc):  # the spooled strings filled the disk: not the file's fault
+            raise
+        raise DatasetFileError("The file is not a valid XLSX workbook.") from None
 
     try:
         rows = wb.worksheets[0].iter_rows(values_only=True)
@@ -58,6 +117,7 @@ def read_xlsx(path: Path) -> RecordStream:
         line = 0
         for values in rows:
             line += 1
+            _check_row_number(line)
             if any(_cell(v) for v in values):
                 header = values
                 break
@@ -75,6 +135,7 @@ def read_xlsx(path: Path) -> RecordStream:
         try:
             for values in rows:
                 number += 1
+                _check_row_number(number)
                 cells = [_cell(v) for v in values]
                 if not any(cells):
                     continue
@@ -89,6 +150,14 @@ def read_xlsx(path: Path) -> RecordStream:
             close()
 
     return RecordStream("xlsx", "", columns, records(), {"sheet": wb.sheetnames[0]}, close)
+
+
+def _check_row_number(number: int) -> None:
+    if number > MAX_ROWS:
+        raise DatasetFileError(
+            f"The sheet goes on past row {MAX_ROWS:,}, more than Excel allows: the file is "
+            "damaged."
+        )
 
 
 def _cell(value: Any) -> str:

@@ -19,7 +19,7 @@
     var single = est.single_pass.indexOf(type) >= 0;
     var passes = single ? 1 : Math.max(1, setting("epochs") || 1);
     var len = single ? 1 : Math.max(32, setting("max_length") || 256) / 256;
-    return (single ? 2 : 20) + rows * passes * len / rate;
+    return (est.overhead[type] || 0) + rows * passes * len / rate;
   }
   function update() {
     form.querySelectorAll("[data-estimate]").forEach(function (el) {
@@ -27,7 +27,8 @@
     });
     var type = value("model_type");
     document.getElementById("estimate-total").textContent = type ? MLB.fmtSeconds(seconds(type)) + " (estimate)" : "–";
-    document.getElementById("model-path-field").hidden = type !== "custom";
+    var pathField = document.getElementById("model-path-field");  // staff only
+    if (pathField) pathField.hidden = type !== "custom";
   }
   form.addEventListener("change", update);
   form.addEventListener("input", update);

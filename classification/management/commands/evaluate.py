@@ -1,24 +1,36 @@
-"""manage.py evaluate MODEL_ID FILE [--json OUT]: metrics of a trained model on a labelled file."""
+"""manage.py evaluate MODEL_ID FILE [--json OUT] [column options]: metrics of a trained model on
+a labelled file, its columns mapped as import maps them (the model's own training mapping when
+the file has those columns, else detection; the options override both)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from classification import selectors, services
+from dataset_management.readers import DatasetFileError
+from dataset_management.readers.errors import names_listed
 
 SUMMARY_KEYS = ("micro_f1", "macro_f1", "subset_accuracy", "accuracy", "n")
+COLUMN_OPTIONS = ("title_column", "abstract_column", "text_column", "label_column",
+                  "label_separator")
 
 
 class Command(BaseCommand):
     help = "Evaluate a trained model on any labelled file that dataset import accepts."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("model_id", type=int)
         parser.add_argument("file")
         parser.add_argument("--json", dest="json_out", help="write the full metrics here")
+        parser.add_argument("--title-column")
+        text = parser.add_mutually_exclusive_group()
+        text.add_argument("--abstract-column")
+        text.add_argument("--text-column", help="one free-text column instead of an abstract")
+        parser.add_argument("--label-column")
+        parser.add_argument("--label-separator", help="'none' for one label per cell")
 
     def handle(self, *args, model_id: int, file: str, json_out: str | None, **options) -> None:
         model = selectors.mlmodel_get(model_id=model_id)
@@ -26,10 +38,23 @@ class Command(BaseCommand):
             raise CommandError(f"No model {model_id}")
         if not Path(file).is_file():
             raise CommandError(f"No file {file}")
+        overrides = {key: options[key] for key in COLUMN_OPTIONS if options.get(key)}
         try:
-            metrics = services.mlmodel_evaluate_file(ml_model=model, path=file)
-        except Exception as exc:  # reader errors are not all ValueErrors
+            columns = services.mlmodel_evaluation_columns(ml_model=model, path=file,
+                                                          overrides=overrides)
+            problem = columns.problem(text_option="--abstract-column or --text-column",
+                                      label_option="--label-column")
+            if problem:
+                raise CommandError(problem)
+            metrics = services.mlmodel_evaluate_file(ml_model=model, path=file, columns=columns)
+        except DatasetFileError as exc:
+            raise CommandError(f"Could not evaluate on {file}: {exc.message}") from None
+        except CommandError:
+            raise
+        except Exception as exc:  # reader and engine errors are not all ValueErrors
             raise CommandError(f"Could not evaluate on {file}: {exc}") from exc
+        self.stdout.write(f"Columns: {columns.describe()}")
+        self._report_left_out(metrics)
         for label, row in sorted((metrics.get("per_label") or {}).items()):
             if isinstance(row, dict):
                 shown = "  ".join(f"{k}={v:.3f}" for k, v in row.items() if isinstance(v, float))
@@ -37,4 +62,20 @@ class Command(BaseCommand):
         if json_out:
             Path(json_out).write_text(json.dumps(metrics, indent=2, default=str), encoding="utf-8")
         summary = {k: metrics[k] for k in SUMMARY_KEYS if k in metrics}
+        if metrics.get("unknown_labels"):
+            summary["unknown_labels"] = metrics["unknown_labels"]
         self.stdout.write(json.dumps(summary))
+
+    def _report_left_out(self, metrics: dict) -> None:
+        unknown = metrics.get("unknown_labels") or {}
+        if unknown:
+            names = names_listed([f"{name} ({n} rows)" for name, n in unknown.items()])
+            self.stdout.write(self.style.WARNING(
+                f"{len(unknown)} label(s) the model does not know, left out of the scores: "
+                f"{names}"
+            ))
+        for key, words in (("rows_unknown_labels_only", "had only labels the model does not know"),
+                           ("rows_without_labels", "had no label"),
+                           ("rows_dropped", "had no text")):
+            if metrics.get(key):
+                self.stdout.write(f"{metrics[key]} row(s) {words} and were left out.")

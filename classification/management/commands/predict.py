@@ -1,26 +1,30 @@
-"""manage.py predict MODEL_ID (FILE --out OUT.csv | --text "..."): classify with a trained model."""
+"""manage.py predict MODEL_ID (FILE --out OUT | --text "..."): classify with a trained model.
+
+OUT's extension names the format: .csv (formula-safe), .ris (every record of FILE with every
+field, the predicted labels as keywords) or .jsonl (identifiers, fields, record, prediction).
+"""
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from classification import selectors, services
-from classification.jobs.prediction import parse_articles_file
-from dataset_management.export import write_safe_csv
+from classification.batches.exports import mlmodel_predict_items, predictions_write
+from dataset_management.export import EXPORT_FORMATS
+from dataset_management.readers import DatasetFileError
 
 
 class Command(BaseCommand):
-    help = "Predict labels for one text or every article of a file (CSV output is formula-safe)."
+    help = ("Predict labels for one text or every article of a file, written as CSV "
+            "(formula-safe), RIS or JSON Lines after OUT's extension.")
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("model_id", type=int)
         parser.add_argument("file", nargs="?")
-        parser.add_argument("--out", help="CSV to write (with FILE)")
+        parser.add_argument("--out", help="file to write (with FILE): .csv, .ris or .jsonl")
         parser.add_argument("--text", help="classify this one text")
 
     def handle(self, *args, model_id: int, file: str | None, out: str | None,
@@ -29,26 +33,29 @@ class Command(BaseCommand):
         if model is None:
             raise CommandError(f"No model {model_id}")
         if bool(text) == bool(file):
-            raise CommandError("Give either FILE --out OUT.csv or --text '...'")
-        try:
-            if text:
+            raise CommandError("Give either FILE --out OUT.csv|.ris|.jsonl or --text '...'")
+        if text:
+            try:
                 result = services.mlmodel_predict(ml_model=model, texts=[text])[0]
-                self.stdout.write(json.dumps(result))
-                return
-            if not out:
-                raise CommandError("FILE needs --out OUT.csv")
-            parsed = parse_articles_file(file)
-            predictions = services.mlmodel_predict(ml_model=model, texts=parsed.texts)
-        except ValueError as exc:
-            raise CommandError(str(exc)) from exc
-        labels = list(model.label_names)
-        rows = [["text", "predicted_labels", *[f"p_{name}" for name in labels]]]
-        for article, pred in zip(parsed.texts, predictions, strict=True):
-            probs = pred["probabilities"]
-            rows.append([article, "|".join(pred["labels"]), *[round(probs[n], 4) for n in labels]])
+            except ValueError as exc:
+                raise CommandError(str(exc)) from exc
+            self.stdout.write(json.dumps(result))
+            return
+        if not out:
+            raise CommandError("FILE needs --out OUT.csv, OUT.ris or OUT.jsonl")
         target = Path(out)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
-            write_safe_csv(rows, fh)
-        os.replace(tmp, target)  # readers never see half a file
-        self.stdout.write(f"Wrote {len(rows) - 1} predictions to {target}")
+        fmt = target.suffix.lower().lstrip(".")
+        if fmt not in EXPORT_FORMATS:
+            raise CommandError(f"--out must end in .csv, .ris or .jsonl (not '{target.name}'): "
+                               "the extension names the format")
+        try:
+            items = mlmodel_predict_items(ml_model=model, path=file)
+            classified, skipped = predictions_write(
+                items=items, target=target, fmt=fmt, label_names=list(model.label_names))
+        except (ValueError, DatasetFileError) as exc:
+            raise CommandError(str(exc)) from exc
+        if not classified:
+            target.unlink(missing_ok=True)
+            raise CommandError(f"No article text found in {Path(file).name}")
+        note = f" ({skipped} without text kept as skipped)" if skipped else ""
+        self.stdout.write(f"Wrote {classified} predictions to {target}{note}")

@@ -13,6 +13,13 @@ from core.queueing import QueueUnavailable
 from dataset_management.models import Dataset
 
 BAR = 30
+# The short seed-era spellings that stay accepted on the command line.
+SETTING_ALIASES = {"lr": "learning_rate"}
+
+
+def _settings_problem(exc: ml_models.TrainConfigError) -> str:
+    return "Invalid training settings: " + "; ".join(
+        f"--{name.replace('_', '-')}: {' '.join(errors)}" for name, errors in exc.errors.items())
 
 
 class Command(BaseCommand):
@@ -22,11 +29,18 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", type=int, required=True)
         parser.add_argument("--type", dest="model_type", required=True,
                             choices=sorted(ml_models.REGISTRY))
-        parser.add_argument("--epochs", type=int)
-        parser.add_argument("--batch-size", type=int)
-        parser.add_argument("--max-length", type=int)
-        parser.add_argument("--lr", type=float)
-        parser.add_argument("--model-path", help="Hugging Face folder (for --type custom)")
+        # One option per training setting, from the schema; values stay text until the schema
+        # parses them, so a bad value gets the message the form and the API give.
+        for spec in ml_models.user_settings():
+            flag = "--" + spec.name.replace("_", "-")
+            aliases = [f"--{a}" for a, name in SETTING_ALIASES.items() if name == spec.name]
+            if spec.type is bool:
+                parser.add_argument(flag, *aliases, dest=spec.name, action="store_const",
+                                    const=True, default=None, help=spec.help)
+            else:
+                parser.add_argument(flag, *aliases, dest=spec.name,
+                                    metavar=spec.type.__name__.upper(),
+                                    help=f"{spec.help}{spec.bounds}")
         parser.add_argument("--name")
         parser.add_argument("--wait", action="store_true", help="follow the job until it ends")
         parser.add_argument("--timeout", type=float, default=None, help="give up waiting after N s")
@@ -35,18 +49,15 @@ class Command(BaseCommand):
         dataset = Dataset.objects.filter(pk=o["dataset"]).first()
         if dataset is None:
             raise CommandError(f"No dataset {o['dataset']}")
-        config = {
-            key: o[opt]
-            for key, opt in [("epochs", "epochs"), ("batch_size", "batch_size"),
-                             ("max_length", "max_length"), ("learning_rate", "lr"),
-                             ("model_path", "model_path")]
-            if o.get(opt) is not None
-        }
+        config = {spec.name: o[spec.name] for spec in ml_models.user_settings()
+                  if o.get(spec.name) is not None}
         try:
             job = services.training_job_create(
                 owner=dataset.owner, dataset=dataset, model_type=o["model_type"],
-                name=o["name"] or "", config=config,
+                name=o["name"] or "", config=config, staff=True,  # the operator's own shell
             )
+        except ml_models.TrainConfigError as exc:
+            raise CommandError(_settings_problem(exc)) from exc
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         except QueueUnavailable as exc:

@@ -9,6 +9,8 @@ from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.diskspace import DiskFull
+from dataset_management.mapping import label_missing_warning
 from dataset_management.readers import DatasetFileError
 from dataset_management.services import dataset_create_from_upload
 from dataset_management.validation import report_lines
@@ -56,10 +58,15 @@ class Command(BaseCommand):
                     description=options["description"], mapping=mapping, split_ratios=ratios,
                     seed=options["seed"],
                 )
-        except DatasetFileError as exc:
+        except (DatasetFileError, DiskFull) as exc:
             raise CommandError(exc.message) from None
         for line in report_lines(dataset.report):
             self.stdout.write(line)
+        if not dataset.label_names and not options["unlabelled"]:
+            columns = (dataset.report or {}).get("columns") or []
+            self.stdout.write(self.style.WARNING(
+                f"Warning: {label_missing_warning(columns=columns, option='--label-column')}"
+            ))
         self.stdout.write(f"dataset_id={dataset.pk}")
 
 

@@ -1,0 +1,288 @@
+"""The training settings, described once: type, bounds, default, help, and who may set them.
+
+Every door that takes training settings (the web form, the API, `train_model`, the seed's task)
+is derived from `TrainConfig`'s field metadata here, in the style of Hugging Face's argument
+dataclasses. A new setting is one field below; its form input, API documentation, CLI option
+and validation follow from it. No Django: the training child imports this too.
+"""
+
+# ruff: noqa: RUF009  (setting() is dataclasses.field with metadata, as HF's field(metadata=))
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+TRANSFORMER, EMBEDDING, BASELINE = "transformer", "embedding", "baseline"
+ALL_KINDS = frozenset({TRANSFORMER, EMBEDDING, BASELINE})
+ENCODER_KINDS = frozenset({TRANSFORMER, EMBEDDING})
+
+# Who sets a field: a person per job, the deployment (what the server may do: downloads, model
+# folders), or MedLitBot itself (derived from the dataset and the job's folder).
+USER, DEPLOYMENT, INTERNAL = "user", "deployment", "internal"
+# Staff only: the field reads a folder on the server with the server's permissions.
+STAFF = "staff"
+
+MESSAGES = {
+    "unknown": "Unknown setting.",
+    DEPLOYMENT: "Set by the deployment, not per job.",
+    INTERNAL: "Set by MedLitBot from the dataset and the job, not per job.",
+    STAFF: "Only staff may train from a folder on the server.",
+    "int": "Enter a whole number.",
+    "float": "Enter a number.",
+    "finite": "Enter a finite number.",
+    "bool": "Enter true or false.",
+    "str": "Enter text.",
+}
+
+# The seed's names for the same settings.
+ALIASES = {
+    "total_epochs": "epochs",
+    "num_train_epochs": "epochs",
+    "lr": "learning_rate",
+    "per_device_train_batch_size": "batch_size",
+    "train_batch_size": "batch_size",
+    "max_seq_length": "max_length",
+    "is_multilabel": "multi_label",
+    "multilabel": "multi_label",
+    "patience": "early_stopping_patience",
+}
+
+
+class TrainConfigError(ValueError):
+    """Settings that cannot be used; `errors` maps each setting to its messages."""
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
+
+
+def setting(default: Any = dataclasses.MISSING, *, help: str, label: str = "",
+            minimum: float | None = None, maximum: float | None = None,
+            kinds: frozenset[str] = ALL_KINDS, who: str = USER, advanced: bool = True,
+            default_factory: Any = dataclasses.MISSING) -> Any:
+    """A dataclass field carrying the metadata every door reads."""
+    meta = {"help": help, "label": label, "minimum": minimum, "maximum": maximum,
+            "kinds": kinds, "who": who, "advanced": advanced}
+    if default_factory is not dataclasses.MISSING:
+        return field(default_factory=default_factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass
+class TrainConfig:
+    epochs: int = setting(3, help="Passes over the training rows.", minimum=1, maximum=50,
+                          kinds=frozenset({TRANSFORMER}))
+    batch_size: int = setting(16, help="Articles per training step.", minimum=1, maximum=256,
+                              kinds=frozenset({TRANSFORMER}))
+    learning_rate: float = setting(5e-5, help="Step size of the optimiser.", minimum=1e-7,
+                                   maximum=1.0, kinds=frozenset({TRANSFORMER}))
+    max_length: int = setting(256, help="Tokens read per article; longer text is cut.",
+                              label="Max length (tokens)", minimum=16, maximum=512,
+                              kinds=ENCODER_KINDS)
+    gradient_accumulation_steps: int = setting(
+        1, help="Steps whose gradients add up before one update.", minimum=1, maximum=64,
+        kinds=frozenset({TRANSFORMER}))
+    gradient_checkpointing: bool = setting(
+        False, help="Less memory, about 30% slower.", kinds=frozenset({TRANSFORMER}))
+    early_stopping_patience: int = setting(
+        2, help="Epochs without a better validation score before training stops.", minimum=0,
+        maximum=20, kinds=frozenset({TRANSFORMER}))
+    weight_decay: float = setting(0.01, help="L2 penalty on the weights.", minimum=0.0,
+                                  maximum=1.0, kinds=frozenset({TRANSFORMER}), advanced=False)
+    warmup_ratio: float = setting(0.1, help="Share of steps spent warming the learning rate up.",
+                                  minimum=0.0, maximum=0.5, kinds=frozenset({TRANSFORMER}),
+                                  advanced=False)
+    seed: int = setting(42, help="Random seed, for repeatable runs.", minimum=0,
+                        maximum=2**31 - 1, advanced=False)
+    use_mps: bool = setting(False, help="Only on Apple Silicon; checked by a smoke test first.",
+                            label="Use Apple GPU (MPS)", kinds=ENCODER_KINDS)
+    model_path: str | None = setting(
+        None, help="Only for the custom type: a folder with config.json.",
+        label="Local model folder", kinds=ENCODER_KINDS, who=STAFF)
+    label_names: list[str] = setting(help="The label space, fixed by the dataset.",
+                                     who=INTERNAL, default_factory=list)
+    multi_label: bool = setting(False, help="Fixed by the dataset.", who=INTERNAL)
+    output_dir: str = setting("", help="The job's folder: checkpoints live here.", who=INTERNAL)
+    resume_from_checkpoint: str | None = setting(
+        None, help="The checkpoint a resumed job continues from.", who=INTERNAL,
+        kinds=frozenset({TRANSFORMER}))
+    allow_download: bool = setting(False, help="ALLOW_MODEL_DOWNLOAD.", who=DEPLOYMENT,
+                                  kinds=ENCODER_KINDS)
+    download_timeout: float = setting(120.0, help="MODEL_DOWNLOAD_TIMEOUT seconds.",
+                                      minimum=1.0, maximum=86400.0, who=DEPLOYMENT,
+                                      kinds=ENCODER_KINDS)
+    # Root folder holding pre-placed model dirs (MEDLITBOT_MODEL_DIR/<model_type>).
+    model_dir: str | None = setting(None, help="MEDLITBOT_MODEL_DIR.", who=DEPLOYMENT,
+                                     kinds=ENCODER_KINDS)
+
+    def __post_init__(self) -> None:
+        self.label_names = list(self.label_names)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> TrainConfig:
+        """Typed and bounds-checked settings; keys this version does not know are ignored, so a
+        stored job from another version still loads. TrainConfigError names each bad field."""
+        values, errors = {}, {}
+        for key, value in (data or {}).items():
+            name = ALIASES.get(key, key)
+            spec = SETTINGS.get(name)
+            if spec is None or value is None:
+                continue
+            try:
+                values[name] = spec.parse(value)
+            except ValueError as exc:
+                errors[name] = [str(exc)]
+        if errors:
+            raise TrainConfigError(errors)
+        return cls(**values)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    type: type
+    default: Any
+    help: str
+    label: str
+    minimum: float | None
+    maximum: float | None
+    kinds: frozenset[str]
+    who: str
+    advanced: bool
+
+    @property
+    def user_settable(self) -> bool:
+        return self.who in (USER, STAFF)
+
+    @property
+    def bounds(self) -> str:
+        """" (1 to 50)" for a bounded number, "" otherwise: for help texts and options."""
+        if self.minimum is None or self.maximum is None:
+            return ""
+        return f" ({self.minimum:g} to {self.maximum:g})"
+
+    def applies_to(self, kind: str) -> bool:
+        return kind in self.kinds
+
+    def parse(self, value: Any) -> Any:
+        """The value as this setting's type, in range; ValueError with the person's message."""
+        parsed = _PARSERS[self.type](value)
+        numeric = self.type in (int, float)
+        if numeric and ((self.minimum is not None and parsed < self.minimum)
+                        or (self.maximum is not None and parsed > self.maximum)):
+            raise ValueError(f"Must be between {self.minimum:g} and {self.maximum:g}.")
+        return parsed
+
+
+def _parse_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError(MESSAGES["int"])
+    if isinstance(value, int):
+        return value
+    number = _parse_float(value)
+    if not number.is_integer():
+        raise ValueError(MESSAGES["int"])
+    return int(number)
+
+
+def _parse_float(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(MESSAGES["float"])
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(MESSAGES["float"]) from None
+    if not math.isfinite(number):
+        raise ValueError(MESSAGES["finite"])
+    return number
+
+
+def _parse_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off", ""}:
+        return False
+    raise ValueError(MESSAGES["bool"])
+
+
+def _parse_str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(MESSAGES["str"])
+    return value.strip()
+
+
+def _parse_list(value: Any) -> list[str]:
+    if not isinstance(value, list | tuple):
+        raise ValueError("Enter a list.")
+    return [str(v) for v in value]
+
+
+_PARSERS = {int: _parse_int, float: _parse_float, bool: _parse_bool, str: _parse_str,
+            list: _parse_list}
+_TYPES = {"int": int, "float": float, "bool": bool, "str": str, "str | None": str,
+          "list[str]": list}
+
+
+def _settings() -> dict[str, Setting]:
+    return {
+        f.name: Setting(
+            name=f.name, type=_TYPES[f.type], help=f.metadata["help"],
+            default=f.default if f.default is not dataclasses.MISSING else f.default_factory(),
+            label=f.metadata["label"] or f.name.replace("_", " ").capitalize(),
+            minimum=f.metadata["minimum"], maximum=f.metadata["maximum"],
+            kinds=f.metadata["kinds"], who=f.metadata["who"], advanced=f.metadata["advanced"],
+        )
+        for f in dataclasses.fields(TrainConfig)
+    }
+
+
+SETTINGS: dict[str, Setting] = _settings()
+
+
+def user_settings(*, advanced_only: bool = False) -> list[Setting]:
+    """The settings a person may give per job, in the dataclass's order."""
+    return [s for s in SETTINGS.values()
+            if s.user_settable and (s.advanced or not advanced_only)]
+
+
+def training_config_clean(data: Mapping[str, Any] | None, *, staff: bool = False,
+                          extra_keys: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A person's settings, typed and in range, under their canonical names.
+
+    Raises TrainConfigError naming every bad field at once: unknown keys, keys the deployment or
+    MedLitBot sets, values of the wrong type, NaN, or outside the bounds. `extra_keys` are keys
+    the caller handles itself (the web form's preset name) and passes through untouched.
+    """
+    clean: dict[str, Any] = {}
+    errors: dict[str, list[str]] = {}
+    for key, value in (data or {}).items():
+        if key in extra_keys:
+            clean[key] = value
+            continue
+        name = ALIASES.get(key, key)
+        spec = SETTINGS.get(name)
+        if spec is None:
+            errors[key] = [MESSAGES["unknown"]]
+        elif not spec.user_settable:
+            errors[key] = [MESSAGES[spec.who]]
+        elif spec.who == STAFF and not staff and value not in (None, ""):
+            errors[key] = [MESSAGES[STAFF]]
+        elif value is None or value == "":
+            continue
+        else:
+            try:
+                clean[name] = spec.parse(value)
+            except ValueError as exc:
+                errors[key] = [str(exc)]
+    if errors:
+        raise TrainConfigError(errors)
+    return clean

@@ -1,0 +1,74 @@
+"""Explaining one prediction, on request: never for every row of a batch.
+
+The classifier is the one predictions use, cached per process (prediction._classifier). A
+TF-IDF explanation costs milliseconds; a transformer's costs about a second of every core, so
+in one process at most EXPLAIN_CONCURRENCY of those run at once and the others wait up to
+EXPLAIN_WAIT_SECONDS, then are told to retry: a burst of clicks must not starve predictions.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from classification import ml_models
+from classification.engine.explain import LINEAR, ExplanationUnavailable, explanation_method
+from classification.jobs.prediction import _classifier
+from classification.models import MLModel
+
+# The Classify form's title (2,000) and abstract (100,000) with the blank line between them.
+EXPLAIN_MAX_CHARS = 102_002
+EXPLAIN_MAX_LABELS = 50
+EXPLAIN_TOP_K = 10
+EXPLAIN_CONCURRENCY = 1
+EXPLAIN_WAIT_SECONDS = 10.0
+_gradient_slots = threading.BoundedSemaphore(EXPLAIN_CONCURRENCY)
+
+__all__ = [
+    "EXPLAIN_MAX_CHARS",
+    "ExplainBusy",
+    "ExplanationUnavailable",
+    "mlmodel_explain",
+]
+
+
+class ExplainBusy(Exception):
+    """Other explanations kept this process's cores busy for EXPLAIN_WAIT_SECONDS."""
+
+    message = "Other explanations are being computed; try again in a few seconds."
+    retry_after_seconds = 5
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def mlmodel_explain(
+    *,
+    ml_model: MLModel,
+    text: str,
+    labels: Sequence[str] | None = None,
+    top_k: int = EXPLAIN_TOP_K,
+) -> dict[str, Any]:
+    """Why ml_model scored text as it did: ml_models.explain's answer plus `model_id`.
+
+    labels=None explains the predicted labels. ValueError for an untrained model, an empty or
+    too long text, an unknown label, or a model kind that has no explanation
+    (ExplanationUnavailable); ExplainBusy when the process is busy explaining.
+    """
+    if len(text) > EXPLAIN_MAX_CHARS:
+        raise ValueError(f"The text has {len(text):,} characters; explanations take up to "
+                         f"{EXPLAIN_MAX_CHARS:,}.")
+    if labels is not None and len(labels) > EXPLAIN_MAX_LABELS:
+        raise ValueError(f"At most {EXPLAIN_MAX_LABELS} labels per explanation.")
+    classifier = _classifier(ml_model)
+    if explanation_method(classifier) == LINEAR:
+        result = ml_models.explain(classifier, text, labels=labels, top_k=top_k)
+    else:
+        if not _gradient_slots.acquire(timeout=EXPLAIN_WAIT_SECONDS):
+            raise ExplainBusy()
+        try:
+            result = ml_models.explain(classifier, text, labels=labels, top_k=top_k)
+        finally:
+            _gradient_slots.release()
+    return {"model_id": ml_model.pk, **result}
