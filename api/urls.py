@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import explain, review, views
+from api import batches, explain, review, views
 from api.auth import TokenObtainApi
 from api.docs import OfflineSwaggerView
 from api.index import ApiIndex
@@ -17,14 +17,14 @@ urlpatterns = [
     path("models/<int:pk>/metrics/", views.ModelMetricsApi.as_view(), name="model_metrics"),
     path("models/<int:pk>/predict/", views.ModelPredictApi.as_view(), name="model_predict"),
     path("models/<int:pk>/explain/", explain.ModelExplainApi.as_view(), name="model_explain"),
-    path("models/<int:pk>/batches/", views.ModelBatchCreateApi.as_view(), name="model_batches"),
-    path("batches/", views.BatchListApi.as_view(), name="batch_list"),
+    path("models/<int:pk>/batches/", batches.ModelBatchCreateApi.as_view(), name="model_batches"),
+    path("batches/", batches.BatchListApi.as_view(), name="batch_list"),
     # Batch ids are UUIDs written as 32 hex characters, as in the web pages' URLs.
-    re_path(r"^batches/(?P<batch_id>[0-9a-f]{32})/$", views.BatchDetailApi.as_view(),
+    re_path(r"^batches/(?P<batch_id>[0-9a-f]{32})/$", batches.BatchDetailApi.as_view(),
             name="batch_detail"),
-    re_path(r"^batches/(?P<batch_id>[0-9a-f]{32})/cancel/$", views.BatchCancelApi.as_view(),
+    re_path(r"^batches/(?P<batch_id>[0-9a-f]{32})/cancel/$", batches.BatchCancelApi.as_view(),
             name="batch_cancel"),
-    re_path(r"^batches/(?P<batch_id>[0-9a-f]{32})/result/$", views.BatchResultApi.as_view(),
+    re_path(r"^batches/(?P<batch_id>[0-9a-f]{32})/result/$", batches.BatchResultApi.as_view(),
             name="batch_result"),
     *review.urlpatterns,
     path("jobs/", views.JobListCreateApi.as_view(), name="job_list"),

@@ -4,7 +4,6 @@ from collections.abc import Iterable
 
 from django.conf import settings
 from django.db.models import OuterRef, QuerySet, Subquery
-from django.http import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -12,23 +11,21 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import generics, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
-from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api import docs
+from api import batch_serializers, docs
 from api import serializers as s
+from api.batches import batch_accepted
+from api.ownership import owned_job, owned_model
 from api.presenters import model_headline_annotations
 from classification import ml_models, services
-from classification.batches import exports as batch_exports
-from classification.batches import selectors as batch_selectors
 from classification.batches import services as batch_services
 from classification.model_paths import model_path_problem
-from classification.models import BatchJob, MLModel, TrainingJob
+from classification.models import MLModel, TrainingJob
 from dataset_management import selectors as dataset_selectors
 from dataset_management import services as dataset_services
-from dataset_management.export import CONTENT_TYPES, EXPORT_FORMATS, export_response
 from dataset_management.models import Dataset
 from dataset_management.readers import DatasetFileError
 
@@ -207,10 +204,6 @@ class ModelListCreateApi(generics.ListAPIView):
                         headers={"Location": _location(request, "api:model_detail", model.pk)})
 
 
-def _owned_model(request: Request, pk: int) -> MLModel:
-    return get_object_or_404(MLModel, pk=pk, owner=request.user)
-
-
 class ModelDetailApi(APIView):
     @extend_schema(responses=s.MLModelSerializer)
     def get(self, request: Request, pk: int) -> Response:
@@ -221,7 +214,7 @@ class ModelDetailApi(APIView):
     def delete(self, request: Request, pk: int) -> Response:
         """Delete the model, its artifact and its jobs' checkpoints (files go after commit)."""
         try:
-            services.mlmodel_delete(ml_model=_owned_model(request, pk))
+            services.mlmodel_delete(ml_model=owned_model(request, pk))
         except ValueError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -230,7 +223,7 @@ class ModelDetailApi(APIView):
 class ModelMetricsApi(APIView):
     @extend_schema(responses=s.ModelMetricsSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        model = _owned_model(request, pk)
+        model = owned_model(request, pk)
         return Response(s.ModelMetricsSerializer(
             {"model_id": model.pk, "status": model.status, "metrics": model.metrics or {}}
         ).data)
@@ -247,10 +240,10 @@ class ModelPredictApi(APIView):
     parser_classes = [JSONParser]
 
     @extend_schema(request=s.PredictInputSerializer, responses={
-        200: s.PredictOutputSerializer, 202: s.PredictBatchSerializer,
+        200: s.PredictOutputSerializer, 202: batch_serializers.PredictBatchSerializer,
     }, examples=docs.PREDICT_EXAMPLES)
     def post(self, request: Request, pk: int) -> Response:
-        model = _owned_model(request, pk)
+        model = owned_model(request, pk)
         if not model.is_trained:
             raise ValidationError({"detail": "This model is not trained yet."})
         data = s.PredictInputSerializer(data=request.data)
@@ -280,112 +273,12 @@ class ModelPredictApi(APIView):
             )
         except batch_services.BatchError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
-        body = s.PredictBatchSerializer(batch, context={"detail": (
+        body = batch_serializers.PredictBatchSerializer(batch, context={"detail": (
             f"{len(texts)} texts are more than {settings.SYNC_PREDICT_MAX_TEXTS} "
             "(SYNC_PREDICT_MAX_TEXTS), so they are classified as a batch job: poll `url` until "
             "`is_active` is false, then fetch `result_url` (CSV)."
         )}).data
-        return _batch_accepted(request, body)
-
-
-# --- Batches --------------------------------------------------------------------------------------
-
-
-def _batch_accepted(request: Request, body: dict) -> Response:
-    response = Response(body, status=status.HTTP_202_ACCEPTED)
-    response["Location"] = request.build_absolute_uri(body["url"])
-    return response
-
-
-def _owned_batch(request: Request, batch_id: str) -> BatchJob:
-    batch = batch_selectors.batch_job_get(owner=request.user, batch_id=batch_id)
-    if batch is None:
-        raise NotFound("No such batch.")
-    return batch
-
-
-class ModelBatchCreateApi(APIView):
-    """POST a file of articles (multipart `file`): it is classified on the inference worker."""
-
-    parser_classes = [MultiPartParser]  # a file cannot travel in a urlencoded form
-
-    @extend_schema(request=s.BatchUploadSerializer, responses={202: s.BatchSerializer})
-    def post(self, request: Request, pk: int) -> Response:
-        model = _owned_model(request, pk)
-        data = s.BatchUploadSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            batch = batch_services.batch_job_create(
-                owner=request.user, ml_model=model, uploaded_file=data.validated_data["file"]
-            )
-        except batch_services.BatchError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
-        return _batch_accepted(request, s.BatchSerializer(batch).data)
-
-
-class BatchListApi(generics.ListAPIView):
-    """Your batch classifications, newest first; a batch has the same keys here, in its detail
-    and in the 202 of its create and cancel."""
-
-    serializer_class = s.BatchSerializer
-
-    def get_queryset(self):
-        return batch_selectors.batch_job_list(owner=self.request.user)
-
-
-class BatchDetailApi(APIView):
-    """One batch: cheap enough to poll every second."""
-
-    @extend_schema(responses=s.BatchSerializer)
-    def get(self, request: Request, batch_id: str) -> Response:
-        return Response(s.BatchSerializer(_owned_batch(request, batch_id)).data)
-
-
-class BatchCancelApi(APIView):
-    @extend_schema(request=None, responses={
-        202: s.BatchSerializer,
-        400: OpenApiResponse(description="The batch has already ended"),
-    })
-    def post(self, request: Request, batch_id: str) -> Response:
-        batch = _owned_batch(request, batch_id)
-        if not batch.is_active:
-            raise ValidationError({"detail": f"The batch is {batch.status}; only queued or "
-                                             "running batches can be cancelled."})
-        batch = batch_services.batch_job_cancel(batch=batch)
-        return Response(s.BatchSerializer(batch).data, status=status.HTTP_202_ACCEPTED)
-
-
-class BatchResultApi(APIView):
-    """The finished results in file order: ?format=csv (the default), ris (every original record,
-    the labels as keywords) or jsonl (identifiers, fields, record, labels, probabilities)."""
-
-    def perform_content_negotiation(self, request: Request, force: bool = False):
-        # Here ?format= names the file, not a DRF renderer; answers other than the file are JSON.
-        renderer = JSONRenderer()
-        return renderer, renderer.media_type
-
-    @extend_schema(parameters=[OpenApiParameter(
-        "format", OpenApiTypes.STR, enum=list(EXPORT_FORMATS), default="csv")],
-        responses={(200, t): OpenApiResponse(OpenApiTypes.BINARY, "The results as asked")
-                   for t in CONTENT_TYPES.values()} | {
-            400: OpenApiResponse(description="An unknown format"),
-            409: OpenApiResponse(description="The batch has not completed")})
-    def get(self, request: Request, batch_id: str) -> HttpResponseBase:
-        batch = _owned_batch(request, batch_id)
-        fmt = request.query_params.get("format") or "csv"
-        if fmt not in EXPORT_FORMATS:
-            raise ValidationError({"format": [f"Choose from: {', '.join(EXPORT_FORMATS)}."]})
-        try:
-            export = batch_exports.batch_job_export(batch=batch, fmt=fmt)
-        except batch_exports.ExportUnavailable as exc:
-            raise NotFound(str(exc)) from None
-        if export is None:
-            return Response(
-                {"detail": f"The batch is {batch.status}; the results exist once it is completed.",
-                 "status": batch.status},
-                status=status.HTTP_409_CONFLICT,
-            )
-        return export_response(export)
+        return batch_accepted(request, body)
 
 
 # --- Jobs ---------------------------------------------------------------------------------------
@@ -449,18 +342,13 @@ class JobStatusApi(APIView):
         }).data)
 
 
-def _owned_job(request: Request, pk: int) -> TrainingJob:
-    """The whole row: cancel and resume change it."""
-    return get_object_or_404(TrainingJob, pk=pk, ml_model__owner=request.user)
-
-
 class JobCancelApi(APIView):
     @extend_schema(request=None, responses={
         202: s.JobSerializer,
         400: OpenApiResponse(description="The job is not queued or running"),
     })
     def post(self, request: Request, pk: int) -> Response:
-        job = _owned_job(request, pk)
+        job = owned_job(request, pk)
         if not job.is_active:
             raise ValidationError({"detail": f"The job is {job.status}; only queued or running "
                                              "jobs can be cancelled."})
@@ -474,7 +362,7 @@ class JobResumeApi(APIView):
         400: OpenApiResponse(description="The job is not failed, stalled or cancelled"),
     })
     def post(self, request: Request, pk: int) -> Response:
-        job = _owned_job(request, pk)
+        job = owned_job(request, pk)
         if not job.is_resumable:
             raise ValidationError({"detail": f"The job is {job.status}; only failed, stalled or "
                                              "cancelled jobs can be resumed."})

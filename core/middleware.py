@@ -50,13 +50,18 @@ class UploadSizeLimitMiddleware:
         return response
 
     def _refuse(self, request: HttpRequest, reason: str) -> HttpResponse:
-        if request.path.startswith("/api/"):
-            return JsonResponse({"detail": reason}, status=413)
-        return HttpResponse(
-            "<!doctype html><title>Upload too large</title><h1>Upload too large</h1>"
-            f"<p>{escape(reason)}</p><p><a href=\"{escape(back_url(request))}\">Go back</a></p>",
-            status=413,
-        )
+        return refusal(request, title="Upload too large", message=reason, status=413)
+
+
+def refusal(request: HttpRequest, *, title: str, message: str, status: int) -> HttpResponse:
+    """A refusal raised below the views: JSON for the API, a small page with a way back else."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": message}, status=status)
+    return HttpResponse(
+        f"<!doctype html><title>{escape(title)}</title><h1>{escape(title)}</h1>"
+        f"<p>{escape(message)}</p><p><a href=\"{escape(back_url(request))}\">Go back</a></p>",
+        status=status,
+    )
 
 
 def back_url(request: HttpRequest) -> str:
@@ -90,28 +95,11 @@ class QueueUnavailableMiddleware:
         from core.queueing import QueueUnavailable
 
         if isinstance(exception, DiskFull):  # the service has already removed what it wrote
-            return _disk_full(request, exception)
+            return refusal(request, title="Out of disk space", message=exception.message,
+                           status=507)
         if not isinstance(exception, QueueUnavailable):
             return None
-        if request.path.startswith("/api/"):
-            response: HttpResponse = JsonResponse({"detail": exception.message}, status=503)
-        else:
-            response = HttpResponse(
-                "<!doctype html><title>Job queue unreachable</title>"
-                f"<h1>Job queue unreachable</h1><p>{exception.message}</p>"
-                f"<p><a href=\"{escape(back_url(request))}\">Go back</a></p>",
-                status=503,
-            )
+        response = refusal(request, title="Job queue unreachable", message=exception.message,
+                           status=503)
         response["Retry-After"] = "30"
         return response
-
-
-def _disk_full(request: HttpRequest, exception: Exception) -> HttpResponse:
-    message = getattr(exception, "message", str(exception))
-    if request.path.startswith("/api/"):
-        return JsonResponse({"detail": message}, status=507)
-    return HttpResponse(
-        "<!doctype html><title>Out of disk space</title><h1>Out of disk space</h1>"
-        f"<p>{escape(message)}</p><p><a href=\"{escape(back_url(request))}\">Go back</a></p>",
-        status=507,
-    )

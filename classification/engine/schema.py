@@ -125,19 +125,10 @@ class TrainConfig:
     def from_dict(cls, data: Mapping[str, Any] | None) -> TrainConfig:
         """Typed and bounds-checked settings; keys this version does not know are ignored, so a
         stored job from another version still loads. TrainConfigError names each bad field."""
-        values, errors = {}, {}
-        for key, value in (data or {}).items():
-            name = ALIASES.get(key, key)
-            spec = SETTINGS.get(name)
-            if spec is None or value is None:
-                continue
-            try:
-                values[name] = spec.parse(value)
-            except ValueError as exc:
-                errors[name] = [str(exc)]
-        if errors:
-            raise TrainConfigError(errors)
-        return cls(**values)
+        known = [(key, SETTINGS[ALIASES.get(key, key)], value)
+                 for key, value in (data or {}).items()
+                 if ALIASES.get(key, key) in SETTINGS and value is not None]
+        return cls(**_parse_all(known, errors={}))
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -254,6 +245,21 @@ def user_settings(*, advanced_only: bool = False) -> list[Setting]:
             if s.user_settable and (s.advanced or not advanced_only)]
 
 
+def _parse_all(items: list[tuple[str, Setting, Any]], *,
+               errors: dict[str, list[str]]) -> dict[str, Any]:
+    """Each (key as given, its setting, value) parsed; TrainConfigError names every bad one,
+    together with the `errors` the caller already found."""
+    values: dict[str, Any] = {}
+    for key, spec, value in items:
+        try:
+            values[spec.name] = spec.parse(value)
+        except ValueError as exc:
+            errors[key] = [str(exc)]
+    if errors:
+        raise TrainConfigError(errors)
+    return values
+
+
 def training_config_clean(data: Mapping[str, Any] | None, *, staff: bool = False,
                           extra_keys: frozenset[str] = frozenset()) -> dict[str, Any]:
     """A person's settings, typed and in range, under their canonical names.
@@ -262,27 +268,19 @@ def training_config_clean(data: Mapping[str, Any] | None, *, staff: bool = False
     MedLitBot sets, values of the wrong type, NaN, or outside the bounds. `extra_keys` are keys
     the caller handles itself (the web form's preset name) and passes through untouched.
     """
-    clean: dict[str, Any] = {}
+    passed: dict[str, Any] = {}
+    items: list[tuple[str, Setting, Any]] = []
     errors: dict[str, list[str]] = {}
     for key, value in (data or {}).items():
+        spec = SETTINGS.get(ALIASES.get(key, key))
         if key in extra_keys:
-            clean[key] = value
-            continue
-        name = ALIASES.get(key, key)
-        spec = SETTINGS.get(name)
-        if spec is None:
+            passed[key] = value
+        elif spec is None:
             errors[key] = [MESSAGES["unknown"]]
         elif not spec.user_settable:
             errors[key] = [MESSAGES[spec.who]]
         elif spec.who == STAFF and not staff and value not in (None, ""):
             errors[key] = [MESSAGES[STAFF]]
-        elif value is None or value == "":
-            continue
-        else:
-            try:
-                clean[name] = spec.parse(value)
-            except ValueError as exc:
-                errors[key] = [str(exc)]
-    if errors:
-        raise TrainConfigError(errors)
-    return clean
+        elif value is not None and value != "":
+            items.append((key, spec, value))
+    return {**passed, **_parse_all(items, errors=errors)}

@@ -124,16 +124,25 @@ def _back(request: HttpRequest, batch: BatchJob, item: ReviewItem) -> str:
     return _page_url(batch, row=item.row)
 
 
+def _round_from(request: HttpRequest, batch: Any, make: Any) -> Any:
+    """Run one of the review's "make something from the corrections" services, or say why not.
+
+    A broker outage raises QueueUnavailable from the retrain: the middleware answers 503.
+    """
+    try:
+        return make(batch=batch, owner=request.user,
+                    include_training_data=request.POST.get("include_training_data") == "1")
+    except services.ReviewError as exc:
+        messages.error(request, str(exc))
+        return None
+
+
 @login_required
 @require_POST
 def review_dataset(request: HttpRequest, batch_id: str) -> HttpResponse:
     batch = owned_batch(request, batch_id)
-    try:
-        round_ = services.review_dataset_create(
-            batch=batch, owner=request.user,
-            include_training_data=request.POST.get("include_training_data") == "1")
-    except services.ReviewError as exc:
-        messages.error(request, str(exc))
+    round_ = _round_from(request, batch, services.review_dataset_create)
+    if round_ is None:
         return redirect(_page_url(batch))
     messages.success(request, f"Dataset “{round_.dataset.name}” made from "
                               f"{round_.corrections} reviewed article(s).")
@@ -144,13 +153,8 @@ def review_dataset(request: HttpRequest, batch_id: str) -> HttpResponse:
 @require_POST
 def review_retrain(request: HttpRequest, batch_id: str) -> HttpResponse:
     batch = owned_batch(request, batch_id)
-    try:
-        # A broker outage raises QueueUnavailable here: the middleware answers 503.
-        round_ = services.review_retrain_start(
-            batch=batch, owner=request.user,
-            include_training_data=request.POST.get("include_training_data") == "1")
-    except services.ReviewError as exc:
-        messages.error(request, str(exc))
+    round_ = _round_from(request, batch, services.review_retrain_start)
+    if round_ is None:
         return redirect(_page_url(batch))
     messages.success(request, f"Retraining on “{round_.dataset.name}”: "
                               f"{round_.corrections} reviewed article(s).")
