@@ -9,12 +9,13 @@ from rest_framework import serializers
 from api.serializers import UploadField
 from classification.batches.selectors import batch_job_progress
 from classification.models import BatchJob
+from dataset_management.readers import FORMATS_SENTENCE
 
 
 class BatchUploadSerializer(serializers.Serializer):
     file = UploadField(
-        help_text="Articles in any format a dataset import reads (CSV, TSV, XLSX, JSON, JSONL, "
-        "RIS, nbib), with a title or abstract column; an id/pmid column is carried over.",
+        help_text=f"Articles in any format a dataset import reads ({FORMATS_SENTENCE}), with a "
+        "title or abstract column; identifiers (PMID, DOI, record ids) are carried over.",
     )
 
 

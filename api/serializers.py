@@ -27,6 +27,7 @@ from classification.models import MLModel, TrainingJob
 from classification.views.presenters import job_reason_plain
 from dataset_management.mapping import OVERRIDE_KEYS, label_missing_warning
 from dataset_management.models import Dataset
+from dataset_management.readers import FORMATS_SENTENCE
 from dataset_management.readers.errors import names_listed
 
 
@@ -105,7 +106,7 @@ class DatasetSerializer(ExpandableSerializer):
 
 
 class DatasetUploadSerializer(serializers.Serializer):
-    file = UploadField(help_text="CSV (any delimiter), TSV, XLSX, JSON, JSONL, RIS or nbib.")
+    file = UploadField(help_text=f"{FORMATS_SENTENCE}.")
     name = serializers.CharField(max_length=200, required=False, allow_blank=True,
                                  help_text="Defaults to the file's name.")
     description = serializers.CharField(required=False, allow_blank=True, default="")

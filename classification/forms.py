@@ -14,6 +14,7 @@ from classification.engine.types import article_text
 from classification.ml_models import REGISTRY
 from classification.model_paths import model_path_problem
 from dataset_management.models import Dataset
+from dataset_management.readers import FORMATS_SENTENCE
 
 # Presets name the trade-off, not the knobs: people pick "how long can I wait", not a batch size.
 PRESETS: dict[str, dict[str, Any]] = {
@@ -134,4 +135,4 @@ class ClassifyForm(forms.Form):
 
 
 class FileUploadForm(forms.Form):
-    file = forms.FileField(help_text="CSV, TSV, XLSX, JSON, JSONL, RIS or PubMed (nbib).")
+    file = forms.FileField(help_text=f"{FORMATS_SENTENCE}.")

@@ -19,6 +19,7 @@ from .xlsx import read_xlsx
 
 __all__ = [
     "ERROR_KEY",
+    "FORMATS_SENTENCE",
     "MAX_FIELD_CHARS",
     "DatasetFileError",
     "Record",
@@ -39,6 +40,8 @@ _BY_EXTENSION = {
     "nbib": "nbib",
     "medline": "nbib",
 }
+# How help texts (form, API, CLI) name what can be uploaded; a new format is added here too.
+FORMATS_SENTENCE = "CSV (any delimiter), TSV, XLSX, JSON, JSONL, RIS or PubMed MEDLINE (.nbib)"
 _ZIP_MAGIC = b"PK\x03\x04"
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"  # legacy .xls / .doc
 

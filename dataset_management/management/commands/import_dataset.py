@@ -11,13 +11,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.diskspace import DiskFull
 from dataset_management.mapping import label_missing_warning
-from dataset_management.readers import DatasetFileError
+from dataset_management.readers import FORMATS_SENTENCE, DatasetFileError
 from dataset_management.services import dataset_create_from_upload
 from dataset_management.validation import report_lines
 
 
 class Command(BaseCommand):
-    help = "Import a dataset file (CSV, TSV, XLSX, JSON, JSONL, RIS, nbib) and print its report."
+    help = f"Import a dataset file ({FORMATS_SENTENCE}) and print its report."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path")
