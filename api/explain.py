@@ -160,7 +160,7 @@ class ModelExplainApi(APIView):
         text = data.text_to_explain()
         try:
             result = mlmodel_explain(ml_model=model, text=text,
-                                     labels=data.validated_data.get("labels"),
+                                     labels=data.validated_data.get("labels") or None,
                                      top_k=data.validated_data["top_k"])
         except ExplainBusy as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE,

@@ -159,9 +159,10 @@ def _start_training(request: Request) -> TrainingJob:
     config = data.validated_data.get("config") or {}
     problem = model_path_problem(str(config.get("model_path") or ""))
     if problem:
-        raise ValidationError({"config": [f"model_path: {problem}"]})
+        raise ValidationError({"config": {"model_path": [problem]}})
     if model_type == "custom" and not config.get("model_path"):
-        raise ValidationError({"config": ["The custom type needs model_path, a local folder."]})
+        raise ValidationError({"config": {"model_path": [
+            "The custom type needs a local model folder."]}})
     try:
         return services.training_job_create(
             owner=request.user,

@@ -2,8 +2,10 @@
 
 "One explanation" is what a click on Explain asks: one label (the most probable) of one real
 abstract. For each text the script times classifier.predict([text]) and then
-explain(classifier, text, labels=[top label]), alternating, so a burst of load from other
-processes hits both; it prints the median and p90 of each and of their per-text ratio.
+explain(classifier, text, labels=[top label]), alternating, --repeats rounds, and keeps each
+one's best round: other processes share these 2 cores and only ever make a timing slower (the
+load average is printed). It prints the median and p90 over the texts of each, and of their
+per-text ratio.
 
 Models: tfidf_logreg and tfidf_svm trained on the demo file's train split (seconds);
 minilm_embed_logreg on --embed-rows train rows; minilm from --minilm-dir (an artifact folder
@@ -11,8 +13,8 @@ written by the engine's save()) or else fine-tuned here for one short epoch on -
 rows: the weights' values do not change the speed, only max_length (chosen from the training
 texts, 256 on the demo data) does. Texts: --texts abstracts drawn from the test split.
 
-Usage: .venv/bin/python scripts/benchmark_explanations.py [--texts 20] [--minilm-dir DIR]
-       [--skip-embed] [--csv demo_data/medlit_challenge.csv]
+Usage: .venv/bin/python scripts/benchmark_explanations.py [--texts 20] [--repeats 3]
+       [--minilm-dir DIR] [--skip-embed] [--csv demo_data/medlit_challenge.csv]
 Last line: one JSON object.
 """
 
@@ -64,21 +66,25 @@ def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
 
 
-def measure(name: str, clf: Any, texts: list[str]) -> dict[str, Any]:
+def measure(name: str, clf: Any, texts: list[str], repeats: int) -> dict[str, Any]:
     from classification.ml_models import explain
 
     clf.predict([texts[0]])  # warm: lazy encoder loads, first-call kernel setup
     explain(clf, texts[0])
     predict_s, explain_s, ratios, steps, gaps, tokens = [], [], [], [], [], []
     for text in texts:
-        started = time.perf_counter()
-        prediction = clf.predict([text])[0]
-        predict_s.append(time.perf_counter() - started)
-        top = max(prediction["probabilities"], key=prediction["probabilities"].get)
-        started = time.perf_counter()
-        result = explain(clf, text, labels=[top])
-        explain_s.append(time.perf_counter() - started)
-        ratios.append(explain_s[-1] / predict_s[-1])
+        best_predict = best_explain = float("inf")
+        for _ in range(repeats):
+            started = time.perf_counter()
+            prediction = clf.predict([text])[0]
+            best_predict = min(best_predict, time.perf_counter() - started)
+            top = max(prediction["probabilities"], key=prediction["probabilities"].get)
+            started = time.perf_counter()
+            result = explain(clf, text, labels=[top])
+            best_explain = min(best_explain, time.perf_counter() - started)
+        predict_s.append(best_predict)
+        explain_s.append(best_explain)
+        ratios.append(best_explain / best_predict)
         row = result["explanations"][0]
         if "steps" in row:
             steps.append(row["steps"])
@@ -118,6 +124,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--csv", default=None, help="challenge-format CSV (default: demo)")
     parser.add_argument("--texts", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=3, help="rounds per text; best kept")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--minilm-dir", default=None, help="a saved minilm artifact folder")
     parser.add_argument("--minilm-rows", type=int, default=240)
@@ -140,7 +147,8 @@ def main() -> None:
 
     results = []
     for model_type in ("tfidf_logreg", "tfidf_svm"):
-        results.append(measure(model_type, train(model_type, train_data, val, args.seed), texts))
+        results.append(measure(model_type, train(model_type, train_data, val, args.seed), texts,
+                               args.repeats))
     with tempfile.TemporaryDirectory(prefix="medlitbot-bench-explain-") as scratch:
         if args.minilm_dir:
             from classification.ml_models import load_classifier
@@ -150,12 +158,12 @@ def main() -> None:
             few = common.sample_rows(train_data, args.minilm_rows, args.seed)
             minilm = train("minilm", few, val.subset(list(range(min(40, len(val))))), args.seed,
                            epochs=1, output_dir=str(Path(scratch) / "minilm"))
-        results.append(measure("minilm", minilm, texts))
+        results.append(measure("minilm", minilm, texts, args.repeats))
         del minilm
     if not args.skip_embed:
         few = common.sample_rows(train_data, args.embed_rows, args.seed)
         embed = train("minilm_embed_logreg", few, val, args.seed)
-        results.append(measure("minilm_embed_logreg", embed, texts))
+        results.append(measure("minilm_embed_logreg", embed, texts, args.repeats))
     load_after = os.getloadavg()
     print(f"load average at the end {load_after[0]:.2f}", flush=True)
     print(json.dumps({"cpu_flags": cpu_flags(), "threads": plan.threads, "dtype": plan.dtype,

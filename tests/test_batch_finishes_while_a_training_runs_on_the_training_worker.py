@@ -50,7 +50,7 @@ def test_a_batch_of_2000_abstracts_finishes_while_the_training_worker_is_busy(
     cookie = f"sessionid={browser.cookies['sessionid'].value}"
     job = services.training_job_create(
         owner=user, dataset=slice_dataset, model_type="custom", name="Slow tiny BERT",
-        config=tiny_bert_config(tiny_bert_dir, epochs=6),
+        config=tiny_bert_config(tiny_bert_dir, epochs=6), staff=True,
     )
     wait_for_step(job, step=1, timeout=120)
 

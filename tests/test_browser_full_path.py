@@ -55,7 +55,9 @@ def train(page, app_server, folder: Path, *, model_type: str, name: str, timeout
 
 def test_upload_train_watch_and_classify(app_server, start_worker, chromium_browser,
                                          screenshot_dir, tiny_bert_dir) -> None:
-    get_user_model().objects.create_user("demo", "demo@example.org", "demo-pass-123")
+    # Staff: the custom type trains from a folder on the server, which only staff may name.
+    get_user_model().objects.create_user("demo", "demo@example.org", "demo-pass-123",
+                                         is_staff=True)
     start_worker()
     context = chromium_browser.new_context(viewport={"width": 1366, "height": 900})
     page = context.new_page()

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from classification.ml_models import (
     TrainConfig,
+    TrainConfigError,
     clear_classifier_cache,
     create_classifier,
     get_cached_classifier,
@@ -73,3 +76,24 @@ def test_cached_loading_returns_the_same_object_until_the_artifact_changes(
     future = time.time() + 5
     os.utime(manifest, (future, future))  # mtime resolution can hide a save within the same tick
     assert get_cached_classifier(path) is not first
+
+
+def test_a_model_saved_with_settings_from_before_their_bounds_still_loads(
+    demo_split: tuple, tmp_path: Path
+) -> None:
+    train, val, test = demo_split
+    clf = create_classifier("tfidf_logreg")
+    clf.fit(train, val, TrainConfig(seed=7), lambda e: None, lambda: False)
+    clf.save(str(tmp_path / "tfidf"))
+    manifest_path = tmp_path / "tfidf" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    # The API once took any value; TF-IDF ignores epochs, so such a model trained fine.
+    manifest["config"].update(epochs=1000, learning_rate="nan")
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(TrainConfigError):
+        TrainConfig.from_dict(manifest["config"])
+
+    loaded = load_classifier(str(tmp_path / "tfidf"))
+
+    assert loaded.predict(test.texts) == clf.predict(test.texts)
+    assert (loaded.config.epochs, loaded.config.seed) == (TrainConfig().epochs, 7)

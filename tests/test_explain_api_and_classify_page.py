@@ -174,3 +174,44 @@ def test_the_explain_card_view_answers_for_the_owner_only(
     empty = alice_client.post("/classify/explain/", {**data, "title": "", "abstract": ""})
     assert empty.status_code == 400
     assert "Give a title, an abstract, or both." in empty.content.decode()
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(300)
+def test_in_a_browser_explain_swaps_in_the_highlights_under_the_csp(
+    start_app_server: Any, chromium_browser: Any, transactional_db: None, user: Any, rows: Any,
+    tfidf_artifact: dict[str, Any], screenshot_dir: Any,
+) -> None:
+    """explain.js: the click fetches only the card; no navigation, no CSP violation."""
+    model = rows.model(user, rows.dataset(user, label_names=tfidf_artifact["labels"]),
+                       name="Trained TF-IDF", artifact_path=tfidf_artifact["path"],
+                       label_names=tfidf_artifact["labels"])
+    server = start_app_server()
+    context = chromium_browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(f"{server.url}/accounts/login/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "alice-pass-123")
+    page.click("button:has-text('Log in')")
+    page.wait_for_url(f"{server.url}/")
+    page.goto(f"{server.url}/classify/?model={model.pk}")
+    page.fill("#id_title", TITLE)
+    page.fill("#id_abstract", ABSTRACT)
+    page.click("#classify-form button:has-text('Classify')")
+    page.wait_for_selector("button.explain-button")
+    page.evaluate("() => { window.sameDocument = true; }")
+    page.click("button.explain-button[value='cardiovascular']")
+    page.wait_for_selector("#explanation mark.hl.pos")
+    assert page.evaluate("() => window.sameDocument === true"), "the page was reloaded"
+    assert "Why “cardiovascular”?" in page.inner_text("#explanation h2")
+    colour = page.evaluate("() => getComputedStyle(document.querySelector("
+                           "'#explanation .explain-text mark.hl.pos')).backgroundColor")
+    assert colour.startswith("rgba(47, 125, 79")
+    assert page.locator("#explanation .terms li").count() > 0
+    page.screenshot(path=str(screenshot_dir / "classify-explanation.png"), full_page=True)
+    assert problems == []
+    context.close()

@@ -30,7 +30,7 @@ def test_cancelling_a_running_job_stops_it_with_a_checkpoint_it_can_resume_from(
     start_worker(**fast_env(MEDLITBOT_FAULT_INJECTION="slow_step=0.2"))
     job = services.training_job_create(
         owner=user, dataset=slice_dataset, model_type="custom", name="Cancelled",
-        config=tiny_bert_config(tiny_bert_dir, epochs=1),
+        config=tiny_bert_config(tiny_bert_dir, epochs=1), staff=True,
     )
 
     def stepping() -> bool:

@@ -26,7 +26,7 @@ def test_a_completed_job_leaves_its_artifact_and_no_intermediate_checkpoints(
     start_worker(**fast_env())
     job = services.training_job_create(
         owner=user, dataset=slice_dataset, model_type="custom", name="Tidy",
-        config=tiny_bert_config(tiny_bert_dir, epochs=2),
+        config=tiny_bert_config(tiny_bert_dir, epochs=2), staff=True,
     )
     folder = paths.job_output_dir(job.pk)
     seen: dict[str, int] = {}

@@ -30,7 +30,7 @@ def test_a_killed_worker_leaves_no_orphan_and_the_job_resumes_from_its_checkpoin
     worker = start_worker(**fast_env(MEDLITBOT_FAULT_INJECTION="slow_step=0.3"))
     job = services.training_job_create(
         owner=user, dataset=slice_dataset, model_type="custom", name="Killed",
-        config=tiny_bert_config(tiny_bert_dir, epochs=2),
+        config=tiny_bert_config(tiny_bert_dir, epochs=2), staff=True,
     )
 
     def in_second_epoch() -> bool:

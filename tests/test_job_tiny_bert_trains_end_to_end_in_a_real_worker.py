@@ -28,7 +28,7 @@ def test_a_tiny_bert_job_trains_end_to_end_and_its_model_predicts(
     worker = start_worker(**fast_env())
     job = services.training_job_create(
         owner=user, dataset=slice_dataset, model_type="custom", name="Tiny",
-        config=tiny_bert_config(tiny_bert_dir, epochs=1),
+        config=tiny_bert_config(tiny_bert_dir, epochs=1), staff=True,
     )
     assert job.status == "queued"
     assert job.celery_task_id

@@ -64,7 +64,7 @@ def test_a_training_survives_a_redis_restart_and_the_worker_reconnects(
         producer.conf.task_default_queue = settings.QUEUE_TRAINING
         job = services.training_job_create(
             owner=user, dataset=slice_dataset, model_type="custom", name="Redis",
-            config=tiny_bert_config(tiny_bert_dir, epochs=1),
+            config=tiny_bert_config(tiny_bert_dir, epochs=1), staff=True,
         )
         producer.send_task(
             "classification.tasks.start_model_training", args=[job.ml_model_id],

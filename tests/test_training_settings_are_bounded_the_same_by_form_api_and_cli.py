@@ -77,6 +77,34 @@ def test_what_the_server_may_do_is_not_a_job_setting(key, user, rows, api_token)
     assert not MLModel.objects.exists()
 
 
+@pytest.mark.parametrize("options", [["--allow-download"], ["--model-dir", "/srv/models"],
+                                     ["--download-timeout", "5"]])
+def test_the_command_line_refuses_what_the_deployment_sets(options, user, rows) -> None:
+    refused = _cli(rows.dataset(user), *options)
+    assert f"{options[0]}: Set by the deployment, not per job." in refused
+    assert not MLModel.objects.exists()
+
+
+def test_an_unlabelled_dataset_is_not_offered_and_refused_at_every_door(
+        alice_client, user, rows, api_token) -> None:
+    from classification.forms import TrainingJobCreateForm
+
+    labelled = rows.dataset(user, name="Labelled")
+    unlabelled = rows.dataset(user, name="Unlabelled", label_names=[], label_counts={})
+    assert list(TrainingJobCreateForm(owner=user).fields["dataset"].queryset) == [labelled]
+
+    page = alice_client.post(reverse("classification:model_new"), {
+        "dataset": unlabelled.pk, "model_type": "tfidf_logreg", "preset": "quick"})
+    assert page.status_code == 200
+    assert "Select a valid choice" in page.content.decode()
+    status, body = _api(api_token, unlabelled, {})
+    assert status == 400
+    assert "two labels" in json.loads(body)["dataset"][0]
+    with pytest.raises(CommandError, match="two labels"):
+        call_command("train_model", "--dataset", str(unlabelled.pk), "--type", "tfidf_logreg")
+    assert not MLModel.objects.exists()
+
+
 def test_an_unknown_setting_is_named_not_ignored(user, rows, api_token) -> None:
     status, body = _api(api_token, rows.dataset(user), {"epoch": 3})
     assert status == 400
@@ -121,3 +149,21 @@ def test_good_settings_are_typed_and_start_a_job(alice_client, user, rows) -> No
     assert job.config["epochs"] == 2
     assert job.config["learning_rate"] == 0.001
     assert job.config["preset"] == "quick"
+
+
+def test_the_service_takes_a_server_folder_only_from_staff_or_code_that_says_so(
+        user, rows, tmp_path) -> None:
+    from classification import services
+    from classification.ml_models import TrainConfigError
+
+    dataset = rows.dataset(user)
+    config = {"model_path": str(tmp_path)}
+    with pytest.raises(TrainConfigError) as refused:
+        services.training_job_create(owner=user, dataset=dataset, model_type="custom",
+                                     name="Folder", config=config)
+    assert refused.value.errors == {
+        "model_path": ["Only staff may train from a folder on the server."]}
+    assert not MLModel.objects.exists()
+    job = services.training_job_create(owner=user, dataset=dataset, model_type="custom",
+                                       name="Folder", config=config, staff=True)
+    assert job.config["model_path"] == str(tmp_path)

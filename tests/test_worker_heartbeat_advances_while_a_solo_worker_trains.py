@@ -41,7 +41,7 @@ def test_the_training_worker_beats_mid_training_and_is_reported_busy_with_its_jo
 
     job = services.training_job_create(
         owner=user, dataset=slice_dataset, model_type="custom", name="Slow",
-        config=tiny_bert_config(tiny_bert_dir, epochs=1),
+        config=tiny_bert_config(tiny_bert_dir, epochs=1), staff=True,
     )
     wait_for_step(job, 1)
     row = row_of(training)

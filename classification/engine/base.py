@@ -112,7 +112,8 @@ class BaseClassifier(ABC):
         self.multi_label = bool(manifest["multi_label"])
         self.thresholds = list(manifest.get("thresholds") or [0.5] * len(self.label_names))
         self.metrics = manifest.get("metrics", {})
-        self.config = TrainConfig.from_dict(manifest.get("config", {}))
+        # Not strict: a manifest may predate the settings' bounds, and the model must load.
+        self.config = TrainConfig.from_dict(manifest.get("config", {}), strict=False)
         self.timings = manifest.get("timings", {})
         # Kept for the record only: the loading machine plans its own device.
         self.trained_device_plan = manifest.get("device_plan", {})

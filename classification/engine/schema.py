@@ -122,12 +122,19 @@ class TrainConfig:
         self.label_names = list(self.label_names)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> TrainConfig:
+    def from_dict(cls, data: Mapping[str, Any] | None, *, strict: bool = True) -> TrainConfig:
         """Typed and bounds-checked settings; keys this version does not know are ignored, so a
-        stored job from another version still loads. TrainConfigError names each bad field."""
+        stored job from another version still loads. TrainConfigError names each bad field.
+
+        strict=False keeps the default for a value it cannot use instead: a saved model's
+        manifest may hold values from before these bounds (the API once took epochs=1000 for a
+        TF-IDF model, which ignores epochs), and the model must still load.
+        """
         known = [(key, SETTINGS[ALIASES.get(key, key)], value)
                  for key, value in (data or {}).items()
                  if ALIASES.get(key, key) in SETTINGS and value is not None]
+        if not strict:
+            known = [item for item in known if _parses(item[1], item[2])]
         return cls(**_parse_all(known, errors={}))
 
     def as_dict(self) -> dict[str, Any]:
@@ -169,6 +176,14 @@ class Setting:
                         or (self.maximum is not None and parsed > self.maximum)):
             raise ValueError(f"Must be between {self.minimum:g} and {self.maximum:g}.")
         return parsed
+
+
+def _parses(spec: Setting, value: Any) -> bool:
+    try:
+        spec.parse(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _parse_int(value: Any) -> int:

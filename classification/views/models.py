@@ -90,8 +90,8 @@ def model_new(request: HttpRequest) -> HttpResponse:
 AVAILABILITY_WORDS = {
     "bundled": ("bundled", "Ships with MedLitBot: works offline."),
     "cached": ("cached", "Already downloaded to this machine: works offline."),
-    "download": ("download needed", "Not on this machine yet: tick “Allow download” under "
-                 "Advanced parameters (needs internet), or pick a bundled type."),
+    "download": ("download needed", "Not on this machine yet: downloaded when training starts "
+                 "if this server allows it (ALLOW_MODEL_DOWNLOAD), or pick a bundled type."),
     "unreachable": ("unreachable", "Not on this machine, and it cannot be downloaded now."),
 }
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
 from django.core.management.base import BaseCommand, CommandError
 
 from classification import ml_models, services
+from classification.engine.schema import DEPLOYMENT, Setting
 from classification.models import TrainingJob
 from core.queueing import QueueUnavailable
 from dataset_management.models import Dataset
@@ -41,6 +43,12 @@ class Command(BaseCommand):
                 parser.add_argument(flag, *aliases, dest=spec.name,
                                     metavar=spec.type.__name__.upper(),
                                     help=f"{spec.help}{spec.bounds}")
+        # What the server may do (downloads, the model folder) is the deployment's to set. The
+        # options exist, unlisted, so that giving one gets the schema's own refusal rather
+        # than argparse's "unrecognized arguments".
+        for spec in self.deployment_settings():
+            parser.add_argument("--" + spec.name.replace("_", "-"), dest=spec.name, nargs="?",
+                                const=True, default=None, help=argparse.SUPPRESS)
         parser.add_argument("--name")
         parser.add_argument("--wait", action="store_true", help="follow the job until it ends")
         parser.add_argument("--timeout", type=float, default=None, help="give up waiting after N s")
@@ -49,7 +57,8 @@ class Command(BaseCommand):
         dataset = Dataset.objects.filter(pk=o["dataset"]).first()
         if dataset is None:
             raise CommandError(f"No dataset {o['dataset']}")
-        config = {spec.name: o[spec.name] for spec in ml_models.user_settings()
+        config = {spec.name: o[spec.name]
+                  for spec in [*ml_models.user_settings(), *self.deployment_settings()]
                   if o.get(spec.name) is not None}
         try:
             job = services.training_job_create(
@@ -68,6 +77,10 @@ class Command(BaseCommand):
         if o["wait"]:
             self.follow(job, timeout=o["timeout"])
         self.stdout.write(f"model_id={job.ml_model_id}")
+
+    @staticmethod
+    def deployment_settings() -> list[Setting]:
+        return [spec for spec in ml_models.SETTINGS.values() if spec.who == DEPLOYMENT]
 
     def follow(self, job: TrainingJob, *, timeout: float | None) -> None:
         started = time.monotonic()
