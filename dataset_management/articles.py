@@ -19,7 +19,7 @@ from classification.engine.types import article_text
 
 from .mapping import ColumnMapping, mapping_detect_stream, name_key
 from .readers import ERROR_KEY, RecordStream, read_records
-from .readers.base import RECORD_KEY
+from .readers.base import RECORD_KEY, cell_text
 
 NO_TEXT = "no text"
 # Column names (compared by mapping.name_key) that hold each identifier; earlier names win.
@@ -149,13 +149,6 @@ def articles_read(
         raise
     return ArticleStream(stream, mapping)
 
-
-def cell_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value).strip()
-    return str(value).strip()
 
 
 def identifier_clean(kind: str, value: str) -> str:

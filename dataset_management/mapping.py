@@ -7,7 +7,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .readers.base import ERROR_KEY, RecordStream
+from .readers.base import ERROR_KEY, RecordStream, cell_text
 from .readers.errors import DatasetFileError, name_shown, names_listed
 
 # Names are compared by name_key: case, spaces, underscores, hyphens and dots do not count,
@@ -42,6 +42,15 @@ LABEL_SEPARATORS = ("|", ";", ",")
 OVERRIDE_KEYS = {
     "title_column", "abstract_column", "text_column", "label_column", "split_column",
     "label_separator", "label_map", "unlabelled",
+}
+
+# The preview pages' column selects (datasets, evaluate) -> override keys (OVERRIDE_KEYS).
+MAPPING_FIELDS = {
+    "map_title": "title_column",
+    "map_abstract": "abstract_column",
+    "map_label": "label_column",
+    "map_split": "split_column",
+    "map_label_separator": "label_separator",
 }
 
 
@@ -161,7 +170,7 @@ def label_column_guess(
     rows = [r for r in sample_rows[:DETECT_SAMPLE_ROWS] if isinstance(r, dict)]
     if len(rows) < 4:  # too few to tell repeated values from chance
         return None
-    text_lengths = [len(_cell_text(r.get(text_column))) for r in rows]
+    text_lengths = [len(cell_text(r.get(text_column))) for r in rows]
     text_mean = sum(text_lengths) / len(rows)
     best: tuple[int, int, str] | None = None
     for position, column in enumerate(columns):
@@ -169,7 +178,7 @@ def label_column_guess(
         if column in taken or key in NOT_LABEL_NAMES or key in skip:
             continue
         raw = [r.get(column) for r in rows]
-        present = [v for v in raw if _cell_text(v)]
+        present = [v for v in raw if cell_text(v)]
         if len(present) < 0.8 * len(rows):
             continue
         separator = label_separator_detect(raw_values=present)
@@ -200,13 +209,6 @@ def label_missing_warning(*, columns: list[str], option: str = "") -> str:
         f"train a model. If the file has labels, name their column{how}."
     )
 
-
-def _cell_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value).strip()
-    return str(value).strip()
 
 
 def _is_number(text: str) -> bool:

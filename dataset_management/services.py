@@ -25,6 +25,7 @@ from .articles import ArticleStream, articles_read
 from .mapping import ColumnMapping, label_separator_detect, labels_parse, mapping_detect_stream
 from .models import Dataset, dataset_upload_path
 from .readers import ERROR_KEY, DatasetFileError, read_records
+from .readers.base import cell_text
 from .rows import JSON_COLUMNS, ROWS_SCHEMA, STAGING_SCHEMA, row_json
 from .splitting import DEFAULT_RATIOS, SPLIT_ALIASES, SPLITS, split_assign, split_ratios_validate
 from .validation import ReportBuilder
@@ -161,8 +162,8 @@ def dataset_preview(
             counts[label] = counts.get(label, 0) + 1
         if len(rows) < PREVIEW_ROWS:
             rows.append({
-                "title": _text(record.get(mapping.title)) if mapping.title else "",
-                "abstract": _text(record.get(mapping.abstract)),
+                "title": cell_text(record.get(mapping.title)) if mapping.title else "",
+                "abstract": cell_text(record.get(mapping.abstract)),
                 "labels": list(labels),
             })
     return Preview(
@@ -425,10 +426,3 @@ def _remove_empty_dirs(folder: Path) -> None:
         except OSError:
             return
 
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value).strip()
-    return str(value).strip()

@@ -18,7 +18,7 @@ from dataset_management import selectors, services
 from dataset_management.export import EXPORT_FORMATS, export_response
 from dataset_management.export import dataset_export as dataset_export_make
 from dataset_management.forms import DatasetConfirmForm, DatasetUploadForm
-from dataset_management.mapping import label_missing_warning
+from dataset_management.mapping import MAPPING_FIELDS, label_missing_warning
 from dataset_management.models import Dataset
 from dataset_management.readers import DatasetFileError
 from dataset_management.report import report_summary
@@ -27,14 +27,7 @@ from dataset_management.staging import upload_discard, upload_open, upload_stage
 
 logger = logging.getLogger(__name__)
 
-# Form field -> mapping override key (dataset_management.mapping.OVERRIDE_KEYS).
-MAPPING_FIELDS = {
-    "map_title": "title_column",
-    "map_abstract": "abstract_column",
-    "map_label": "label_column",
-    "map_split": "split_column",
-    "map_label_separator": "label_separator",
-}
+
 IMPORT_ERRORS = (DatasetFileError, ValueError)
 MODELS_LISTED = 20  # the delete warning names this many models, then counts the rest
 

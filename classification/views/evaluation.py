@@ -21,18 +21,14 @@ from classification.models import MLModel
 from classification.views.models import owned_model
 from classification.views.presenters import metric_rows
 from core.diskspace import DiskFull
+from dataset_management.mapping import MAPPING_FIELDS
 from dataset_management.readers import DatasetFileError
 from dataset_management.staging import upload_discard, upload_open, upload_stage
 
 logger = logging.getLogger(__name__)
 
-# Form field -> override key, as on the dataset preview.
-COLUMN_FIELDS = {
-    "map_title": "title_column",
-    "map_abstract": "abstract_column",
-    "map_label": "label_column",
-    "map_label_separator": "label_separator",
-}
+# The dataset preview's selects, less the split: evaluation scores the whole file.
+COLUMN_FIELDS = {k: v for k, v in MAPPING_FIELDS.items() if k != "map_split"}
 EVALUATE_ERRORS = (DatasetFileError, ValueError)
 
 

@@ -68,3 +68,12 @@ def check_field(value: str, where: str) -> str:
     if "\x00" in value:
         raise DatasetFileError(f"{where} {NUL_REASON}")
     return value
+
+
+def cell_text(value: Any) -> str:
+    """A cell as one line of text: None is empty, a list (JSON, RIS keywords) is joined."""
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value).strip()
+    return str(value).strip()
