@@ -17,6 +17,11 @@ class BatchUploadSerializer(serializers.Serializer):
         help_text=f"Articles in any format a dataset import reads ({FORMATS_SENTENCE}), with a "
         "title or abstract column; identifiers (PMID, DOI, record ids) are carried over.",
     )
+    top_terms = serializers.BooleanField(
+        default=False, help_text="Add a top_terms column to the CSV (and `top_terms` to each "
+        "JSON Lines item): per predicted label, the words that pushed it up most. Milliseconds "
+        "per article for TF-IDF models, about 1-2 s for transformers.",
+    )
 
 
 class BatchSerializer(serializers.ModelSerializer):

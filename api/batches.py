@@ -41,7 +41,8 @@ class ModelBatchCreateApi(APIView):
         data.is_valid(raise_exception=True)
         try:
             batch = batch_services.batch_job_create(
-                owner=request.user, ml_model=model, uploaded_file=data.validated_data["file"]
+                owner=request.user, ml_model=model, uploaded_file=data.validated_data["file"],
+                top_terms=data.validated_data["top_terms"],
             )
         except batch_services.BatchError as exc:
             raise ValidationError({"detail": str(exc)}) from exc

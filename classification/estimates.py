@@ -1,7 +1,11 @@
-"""A rough training-time estimate for the "New model" page.
+"""The training-time estimate shown before Start, and what it learns from finished jobs.
 
 Deliberately cheap: the web process must not import torch just to draw a form, so the device
 comes from the last plan a training job recorded on this machine, or from the core count.
+
+One formula (`training_estimate_seconds`) serves the page (static/js/model_new.js mirrors it
+line for line, fed by `estimator_data`), the learning from finished jobs (`observed_rates`
+runs it backwards) and scripts/benchmark_estimates.py, which reports estimate against actual.
 """
 
 from __future__ import annotations
@@ -9,18 +13,46 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from django.db.models import FloatField
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
+
 from classification.engine.registry import REGISTRY
 from classification.models import TrainingJob
 
-# The registry's speed figures, in the shape the New model page's script reads.
-SAMPLES_PER_SECOND_PER_THREAD: dict[str, float] = {
-    key: spec.speed.samples_per_second_per_thread for key, spec in REGISTRY.items()
-}
-SINGLE_PASS_TYPES = frozenset(key for key, spec in REGISTRY.items() if spec.speed.single_pass)
-OVERHEAD_SECONDS: dict[str, float] = {
-    key: spec.speed.overhead_seconds for key, spec in REGISTRY.items()
-}
 GPU_SPEEDUP = {"cuda": 25.0, "mps": 4.0, "cpu": 1.0}
+# Subword tokens per word of biomedical English with a general vocabulary (MiniLM, BERT),
+# plus [CLS]/[SEP]; measured on the demo data: 1.45 tokens per word.
+TOKENS_PER_WORD = 1.45
+SPECIAL_TOKENS = 2
+# A forward pass (validation, test) costs about a third of a training step (forward+backward).
+EVAL_COST = 1 / 3
+FALLBACK_P95_WORDS = 300.0
+
+
+def effective_length(*, max_length: int, p95_words: float | None) -> float:
+    """Tokens a training row costs: batches pad to their longest row, and the engine cuts
+    max_length to the data's 95th percentile (TransformerClassifier._choose_max_length)."""
+    words = p95_words if p95_words and p95_words > 0 else FALLBACK_P95_WORDS
+    tokens = words * TOKENS_PER_WORD + SPECIAL_TOKENS
+    return float(max(32, min(max_length, tokens)))
+
+
+def training_estimate_seconds(
+    *, model_type: str, sizes: dict[str, int], epochs: int, max_length: int,
+    p95_words: float | None, rate: float, threads: int, device: str,
+) -> float:
+    """Seconds from the job starting to the model saved, at `rate` samples/s/thread (256 tok)."""
+    spec = REGISTRY[model_type]
+    scale = max(1, threads) ** 0.8 * GPU_SPEEDUP.get(device, 1.0) * max(rate, 1e-6)
+    train, val, test = (int(sizes.get(k) or 0) for k in ("train", "validation", "test"))
+    if spec.speed.single_pass:
+        # One pass to fit on train, then validation and test are featurised/encoded once.
+        work = train + val + test
+    else:
+        length = effective_length(max_length=max_length, p95_words=p95_words) / 256
+        work = length * (train * max(1, epochs) + EVAL_COST * (val * max(1, epochs) + test))
+    return spec.speed.overhead_seconds + work / scale
 
 
 def device_plan_summary() -> dict[str, Any]:
@@ -49,30 +81,62 @@ def device_plan_summary() -> dict[str, Any]:
 def observed_rates(*, plan: dict[str, Any], limit: int = 30) -> dict[str, float]:
     """Per-thread samples/s at 256 tokens, measured from this machine's finished trainings.
 
-    The page's formula (registry.Speed) run backwards, so it can use a measured rate in place of
-    the registry's guess. Runs shorter than twice the fixed overhead are skipped: their duration
-    is mostly loading, not training.
+    training_estimate_seconds solved for the rate, using the newest finished job of each type;
+    runs whose duration is mostly the fixed overhead are skipped, as they say little of speed.
     """
     rows = (
         TrainingJob.objects.filter(status=TrainingJob.Status.COMPLETED,
                                    started_at__isnull=False, finished_at__isnull=False)
         .order_by("-finished_at")
+        .annotate(p95_words=Cast(KT("ml_model__dataset__report__text_length__words__p95"),
+                                 FloatField()))
         .values_list("ml_model__model_type", "ml_model__dataset__split_sizes", "config",
-                     "current_epoch", "started_at", "finished_at")[:limit]
+                     "current_epoch", "started_at", "finished_at", "p95_words")[:limit]
     )
     threads = max(1, int(plan.get("threads") or 1))
-    scale = threads**0.8 * GPU_SPEEDUP.get(str(plan.get("device", "cpu")), 1.0)
+    device = str(plan.get("device", "cpu"))
     found: dict[str, float] = {}
-    for model_type, sizes, config, epochs, started, finished in rows:
+    for model_type, sizes, config, epochs, started, finished, p95_words in rows:
         spec = REGISTRY.get(model_type)
         if spec is None or model_type in found or not sizes or not sizes.get("train"):
             continue
-        single, overhead = spec.speed.single_pass, spec.speed.overhead_seconds
+        overhead = spec.speed.overhead_seconds
         seconds = (finished - started).total_seconds() - overhead
-        if seconds < overhead:
+        if seconds < overhead / 2 or seconds <= 0:
             continue
-        passes = 1 if single else max(1.0, float(epochs or (config or {}).get("epochs") or 1))
-        length = 1.0 if single else max(32, int((config or {}).get("max_length") or 256)) / 256
-        found[model_type] = sizes["train"] * passes * length / seconds / scale
+        # Epochs actually run (early stopping may end sooner than the setting).
+        ran = max(1, round(float(epochs or (config or {}).get("epochs") or 1)))
+        at_rate_one = training_estimate_seconds(
+            model_type=model_type, sizes=sizes, epochs=ran,
+            max_length=int((config or {}).get("max_length") or 256), p95_words=p95_words,
+            rate=1.0, threads=threads, device=device,
+        ) - overhead
+        found[model_type] = at_rate_one / seconds
     return found
 
+
+def estimator_data(*, datasets: Any, presets: dict[str, dict[str, Any]]) -> tuple[
+        dict[str, Any], dict[str, Any], list[str]]:
+    """What the New model page's script needs: (estimator JSON, device plan, measured types)."""
+    plan = device_plan_summary()
+    measured = observed_rates(plan=plan)
+    rates = {key: spec.speed.samples_per_second_per_thread for key, spec in REGISTRY.items()}
+    estimator = {
+        "rates": {**rates, **measured},
+        "single_pass": sorted(k for k, s in REGISTRY.items() if s.speed.single_pass),
+        "overhead": {key: spec.speed.overhead_seconds for key, spec in REGISTRY.items()},
+        "gpu_speedup": GPU_SPEEDUP,
+        "tokens_per_word": TOKENS_PER_WORD, "special_tokens": SPECIAL_TOKENS,
+        "eval_cost": EVAL_COST, "fallback_p95_words": FALLBACK_P95_WORDS,
+        "plan": {"device": plan.get("device", "cpu"), "threads": plan.get("threads", 1)},
+        "presets": presets,
+        "datasets": {
+            str(d.pk): {
+                "sizes": {k: int((d.split_sizes or {}).get(k) or 0)
+                          for k in ("train", "validation", "test")},
+                "p95_words": d.p95_words,
+            }
+            for d in datasets
+        },
+    }
+    return estimator, plan, sorted(measured)

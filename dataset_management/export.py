@@ -161,17 +161,27 @@ def item_id(item: dict[str, Any]) -> str:
     return next((identifiers[k] for k in ID_ORDER if identifiers.get(k)), "")
 
 
-def prediction_csv_header(*, label_names: list[str], with_id: bool) -> list[str]:
+def prediction_csv_header(*, label_names: list[str], with_id: bool,
+                          top_terms: bool = False) -> list[str]:
     return ["row", *(["id"] if with_id else []), "title", "abstract", PREDICTED,
-            *[f"p_{name}" for name in label_names], "note"]
+            *[f"p_{name}" for name in label_names], *(["top_terms"] if top_terms else []),
+            "note"]
 
 
 def prediction_csv_row(item: dict[str, Any], *, label_names: list[str],
-                       with_id: bool) -> list[Any]:
+                       with_id: bool, top_terms: bool = False) -> list[Any]:
     probabilities = item.get("probabilities") or {}
     return [item["row"], *([item_id(item)] if with_id else []), item["title"], item["abstract"],
             item.get(PREDICTED, []),
-            *[_probability(probabilities.get(name)) for name in label_names], item["note"]]
+            *[_probability(probabilities.get(name)) for name in label_names],
+            *([top_terms_cell(item.get("top_terms"))] if top_terms else []), item["note"]]
+
+
+def top_terms_cell(terms: dict[str, list[str]] | str | None) -> str:
+    """"label: word, word; label: word": one cell a spreadsheet filter can search."""
+    if isinstance(terms, str):
+        return terms  # why there are none, e.g. the explanation failed for this article
+    return "; ".join(f"{label}: {', '.join(words)}" for label, words in (terms or {}).items())
 
 
 def _probability(value: float | None) -> str:

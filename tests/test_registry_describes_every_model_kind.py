@@ -101,13 +101,22 @@ def test_measured_rates_take_the_fixed_overhead_from_the_registry(
     rows.job(model, status="completed", current_epoch=2.0, config={"max_length": 256},
              started_at=now - timedelta(seconds=220), finished_at=now)
     plan = {"device": "cpu", "threads": 1}
-    # 1000 rows x 2 epochs in 220 s less the registry's 20 s of overhead
-    assert estimates.observed_rates(plan=plan)["minilm"] == pytest.approx(2000 / 200)
+
+    def estimate(rate: float) -> float:
+        return estimates.training_estimate_seconds(
+            model_type="minilm", sizes=dataset.split_sizes, epochs=2, max_length=256,
+            p95_words=None, rate=rate, threads=1, device="cpu")
+
+    # The measured rate, put back into the page's formula, gives the job's real duration.
+    assert estimate(estimates.observed_rates(plan=plan)["minilm"]) == pytest.approx(220)
     slow_start = dataclasses.replace(REGISTRY["minilm"].speed, overhead_seconds=100.0)
     monkeypatch.setitem(
         REGISTRY, "minilm", dataclasses.replace(REGISTRY["minilm"], speed=slow_start)
     )
-    assert estimates.observed_rates(plan=plan)["minilm"] == pytest.approx(2000 / 120)
+    slower = estimates.observed_rates(plan=plan)["minilm"]
+    assert estimate(slower) == pytest.approx(220)
+    # Less of the 220 s was training, so the same work ran faster.
+    assert slower == pytest.approx((estimate(1.0) - 100) / 120)
 
 
 def test_a_new_baseline_kind_trains_saves_and_loads_from_its_registry_entry_alone(

@@ -24,6 +24,7 @@ from classification import faults
 from classification import services as classification_services
 from classification.batches import storage
 from classification.batches.lifecycle import batch_job_claim, batch_job_finish
+from classification.jobs.explanations import mlmodel_top_terms
 from classification.models import BatchJob, MLModel
 from dataset_management.articles import Article, ArticleStream, articles_read
 from dataset_management.export import (
@@ -107,17 +108,22 @@ class _Outputs:
     the JSON Lines of export items that the RIS and JSON Lines downloads come from."""
 
     def __init__(self, csv_out: IO[str], records_out: IO[str], *, labels: list[str],
-                 with_id: bool, source_format: str) -> None:
+                 with_id: bool, source_format: str, top_terms: bool) -> None:
         self.csv = csv.writer(csv_out)
         self.records = records_out
         self.labels, self.with_id, self.source_format = labels, with_id, source_format
-        header = prediction_csv_header(label_names=labels, with_id=with_id)
+        self.top_terms = top_terms
+        header = prediction_csv_header(label_names=labels, with_id=with_id, top_terms=top_terms)
         self.csv.writerow([csv_safe_cell(h) for h in header])
 
-    def write(self, index: int, article: Article, prediction: dict[str, Any] | None) -> None:
+    def write(self, index: int, article: Article, prediction: dict[str, Any] | None,
+              terms: dict[str, list[str]] | str | None = None) -> None:
         item = prediction_item(row=index, article=article, source_format=self.source_format,
                                prediction=prediction)
-        row = prediction_csv_row(item, label_names=self.labels, with_id=self.with_id)
+        if self.top_terms:
+            item["top_terms"] = terms if terms is not None else {}
+        row = prediction_csv_row(item, label_names=self.labels, with_id=self.with_id,
+                                 top_terms=self.top_terms)
         self.csv.writerow([csv_safe_cell(cell) for cell in row])
         self.records.write(jsonl_line(item))
 
@@ -139,7 +145,7 @@ def _classify(*, batch: BatchJob, source: Path, parts: list[Path], progress: _Pr
           records_part.open("w", encoding="utf-8") as records_out):
         outputs = _Outputs(csv_out, records_out, labels=list(ml_model.label_names),
                            with_id=bool(articles.identifier_columns),
-                           source_format=articles.format)
+                           source_format=articles.format, top_terms=batch.top_terms)
         chunk: list[tuple[int, Article]] = []
         for index, article in enumerate(articles, start=1):
             chunk.append((index, article))
@@ -163,9 +169,22 @@ def _write_chunk(outputs: _Outputs, chunk: list[tuple[int, Article]], ml_model: 
         classification_services.mlmodel_predict(ml_model=ml_model, texts=texts) if texts else []
     )
     for index, article in chunk:
-        outputs.write(index, article, None if article.problem else next(predictions))
+        prediction = None if article.problem else next(predictions)
+        terms = _terms(ml_model, article, prediction) if outputs.top_terms else None
+        outputs.write(index, article, prediction, terms)
     progress.processed += len(chunk)
     progress.skipped += len(chunk) - len(todo)
+
+
+def _terms(ml_model: MLModel, article: Article,
+           prediction: dict[str, Any] | None) -> dict[str, list[str]] | str | None:
+    if prediction is None:
+        return None
+    try:
+        return mlmodel_top_terms(ml_model=ml_model, text=article.text,
+                                 labels=prediction["labels"])
+    except ValueError as exc:  # one article's explanation must not fail the whole batch
+        return f"not available: {exc}"
 
 
 def _failure_reason(exc: Exception) -> str:

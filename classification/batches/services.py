@@ -24,6 +24,7 @@ from classification.batches.lifecycle import (
 )
 from classification.batches.runner import BatchFileError, batch_job_run
 from classification.jobs import broker, processes
+from classification.jobs.explanations import explainable
 from classification.models import BatchJob, MLModel
 from core.queueing import task_send_on_commit
 
@@ -49,23 +50,27 @@ class BatchError(ValueError):
     """The request cannot become a batch; the message is for the person."""
 
 
-def _check(*, ml_model: MLModel, size: int | None) -> None:
+def _check(*, ml_model: MLModel, size: int | None, top_terms: bool) -> None:
     if not ml_model.is_trained:
         raise BatchError("Train the model before classifying with it.")
+    if top_terms and not explainable(ml_model):
+        raise BatchError(f"Top terms are not available for {ml_model.model_type} models: only "
+                         "TF-IDF, embedding and transformer models can be explained.")
     if size is not None and size > settings.MAX_UPLOAD_SIZE:
         raise BatchError(f"The file is {size / 2**20:.1f} MB; the limit is "
                          f"{settings.MAX_UPLOAD_SIZE / 2**20:.0f} MB.")
 
 
 def _batch_job_start(
-    *, owner: Any, ml_model: MLModel, filename: str, write: Callable[[IO[bytes]], None]
+    *, owner: Any, ml_model: MLModel, filename: str, write: Callable[[IO[bytes]], None],
+    top_terms: bool,
 ) -> BatchJob:
     """Store the input atomically, create the queued row, send the task once that commits.
 
     The file is complete on disk before the row exists, so a worker never sees a half file;
     if anything fails before the commit, the folder goes with it.
     """
-    batch = BatchJob(owner=owner, ml_model=ml_model, filename=filename,
+    batch = BatchJob(owner=owner, ml_model=ml_model, filename=filename, top_terms=top_terms,
                      celery_task_id=str(uuid.uuid4()))
     folder = storage.batch_folder(owner_id=owner.pk, batch_id=batch.pk)
     try:
@@ -97,37 +102,41 @@ def _send_on_commit(batch: BatchJob) -> None:
                         on_unreachable=unreachable)
 
 
-def batch_job_create(*, owner: Any, ml_model: MLModel, uploaded_file: Any) -> BatchJob:
+def batch_job_create(
+    *, owner: Any, ml_model: MLModel, uploaded_file: Any, top_terms: bool = False
+) -> BatchJob:
     """A queued batch for an uploaded file of articles (any format the dataset import reads).
 
     Raises BatchError for a request that cannot be a batch, core.diskspace.DiskFull when the
     disk fills while the file is stored (no row, no file), and core.queueing.QueueUnavailable
     when the broker refuses the message (the row is then failed and its file removed).
     """
-    _check(ml_model=ml_model, size=uploaded_file.size)
+    _check(ml_model=ml_model, size=uploaded_file.size, top_terms=top_terms)
     filename = Path(uploaded_file.name or "articles").name[:200] or "articles"
 
     def write(out: IO[bytes]) -> None:
         for chunk in uploaded_file.chunks():  # streamed: a large upload never sits in memory
             out.write(chunk)
 
-    return _batch_job_start(owner=owner, ml_model=ml_model, filename=filename, write=write)
+    return _batch_job_start(owner=owner, ml_model=ml_model, filename=filename, write=write,
+                            top_terms=top_terms)
 
 
 def batch_job_create_from_records(
-    *, owner: Any, ml_model: MLModel, records: Iterable[dict[str, str]], filename: str
+    *, owner: Any, ml_model: MLModel, records: Iterable[dict[str, str]], filename: str,
+    top_terms: bool = False,
 ) -> BatchJob:
     """A queued batch for articles given as data, e.g. ``{"title": .., "abstract": ..}`` or
     ``{"text": ..}`` each; they are written as JSONL, which the batch reader reads as any
     upload."""
-    _check(ml_model=ml_model, size=None)
+    _check(ml_model=ml_model, size=None, top_terms=top_terms)
 
     def write(out: IO[bytes]) -> None:
         for record in records:
             out.write(json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n")
 
     return _batch_job_start(owner=owner, ml_model=ml_model, filename=f"{filename}.jsonl",
-                            write=write)
+                            write=write, top_terms=top_terms)
 
 
 def batch_job_cancel(*, batch: BatchJob) -> BatchJob:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .decisions import single_label_choice, tune_class_offsets
 from .device import DevicePlan
 from .metrics import apply_thresholds, compute_metrics, encode_labels, tune_thresholds
 from .types import TextData, TrainConfig, check_texts
@@ -21,6 +22,8 @@ class BaseClassifier(ABC):
         self.label_names: list[str] = []
         self.multi_label = False
         self.thresholds: list[float] = []
+        # Single-label only: added to log-probabilities before argmax (decisions.py).
+        self.class_offsets: list[float] = []
         self.metrics: dict[str, Any] = {}
         self.config: TrainConfig | None = None
         self.timings: dict[str, float] = {}
@@ -58,10 +61,18 @@ class BaseClassifier(ABC):
         return y if self.multi_label else y.argmax(axis=1)
 
     def _tune(self, val: TextData, val_prob: np.ndarray | None = None) -> None:
+        """Thresholds (multi-label) or per-class offsets (single-label) from validation."""
         self.thresholds = [0.5] * len(self.label_names)
-        if self.multi_label and len(val):
-            prob = self.predict_proba(val.texts) if val_prob is None else val_prob
-            self.thresholds = tune_thresholds(encode_labels(val.labels, self.label_names), prob)
+        self.class_offsets = []
+        if not len(val):
+            return
+        prob = self.predict_proba(val.texts) if val_prob is None else val_prob
+        truth = encode_labels(val.labels, self.label_names)
+        if self.multi_label:
+            self.thresholds = tune_thresholds(truth, prob)
+        else:
+            offsets = tune_class_offsets(truth.argmax(axis=1), prob)
+            self.class_offsets = offsets if any(offsets) else []
 
     def evaluate(self, data: TextData) -> dict[str, Any]:
         rows = [i for i, row in enumerate(data.labels) if row]
@@ -71,7 +82,8 @@ class BaseClassifier(ABC):
 
     def _metrics_from_prob(self, data: TextData, prob: np.ndarray) -> dict[str, Any]:
         return compute_metrics(
-            data.labels, prob, self.label_names, self.multi_label, self.thresholds, data.texts
+            data.labels, prob, self.label_names, self.multi_label, self.thresholds, data.texts,
+            self.class_offsets,
         )
 
     def predict(self, texts: list[str]) -> list[dict[str, Any]]:
@@ -82,7 +94,8 @@ class BaseClassifier(ABC):
         if self.multi_label:
             chosen = apply_thresholds(prob, self.thresholds or [0.5] * len(self.label_names))
         else:
-            chosen = np.eye(len(self.label_names), dtype=np.int64)[prob.argmax(axis=1)]
+            choice = single_label_choice(prob, self.class_offsets)
+            chosen = np.eye(len(self.label_names), dtype=np.int64)[choice]
         return [
             {
                 "labels": [self.label_names[j] for j in np.nonzero(chosen[i])[0]],
@@ -101,6 +114,7 @@ class BaseClassifier(ABC):
             "label_map": {name: i for i, name in enumerate(self.label_names)},
             "multi_label": self.multi_label,
             "thresholds": self.thresholds,
+            "class_offsets": self.class_offsets,
             "metrics": self.metrics,
             "config": self.config.as_dict() if self.config else {},
             "device_plan": self.device_plan.as_dict() if self.device_plan else {},
@@ -111,6 +125,7 @@ class BaseClassifier(ABC):
         self.label_names = list(manifest["label_names"])
         self.multi_label = bool(manifest["multi_label"])
         self.thresholds = list(manifest.get("thresholds") or [0.5] * len(self.label_names))
+        self.class_offsets = list(manifest.get("class_offsets") or [])
         self.metrics = manifest.get("metrics", {})
         # Not strict: a manifest may predate the settings' bounds, and the model must load.
         self.config = TrainConfig.from_dict(manifest.get("config", {}), strict=False)

@@ -120,13 +120,20 @@ def singlelabel_metrics(
     y_prob: np.ndarray,
     label_names: list[str],
     texts: list[str] | None = None,
+    offsets: list[float] | None = None,
 ) -> dict[str, Any]:
-    """y_true: class indices (n,); y_prob: (n, L) probabilities summing to 1."""
+    """y_true: class indices (n,); y_prob: (n, L) probabilities summing to 1.
+
+    offsets: the model's per-class decision rule (decisions.py); the scores are those of the
+    labels the model actually gives.
+    """
     from sklearn.metrics import accuracy_score, confusion_matrix, roc_auc_score
+
+    from .decisions import single_label_choice
 
     y_true = np.asarray(y_true, dtype=np.int64)
     y_prob = np.asarray(y_prob, dtype=np.float64)
-    y_pred = y_prob.argmax(axis=1) if len(y_prob) else np.zeros(0, dtype=np.int64)
+    y_pred = single_label_choice(y_prob, offsets)
     labels = list(range(len(label_names)))
     metrics: dict[str, Any] = {"n": len(y_true), "multi_label": False}
     metrics["accuracy"] = _f(accuracy_score(y_true, y_pred)) if len(y_true) else 0.0
@@ -204,6 +211,7 @@ def compute_metrics(
     multi_label: bool,
     thresholds: list[float] | None = None,
     texts: list[str] | None = None,
+    offsets: list[float] | None = None,
 ) -> dict[str, Any]:
     y_prob = np.asarray(y_prob, dtype=np.float64)
     if multi_label:
@@ -212,4 +220,4 @@ def compute_metrics(
         return multilabel_metrics(y_true, y_prob, y_pred, label_names, texts)
     index = {name: i for i, name in enumerate(label_names)}
     y_true = np.array([index[row[0]] for row in labels], dtype=np.int64)
-    return singlelabel_metrics(y_true, y_prob, label_names, texts)
+    return singlelabel_metrics(y_true, y_prob, label_names, texts, offsets)

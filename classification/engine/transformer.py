@@ -135,9 +135,18 @@ class TransformerClassifier(BaseClassifier):
 
     # ---- training -------------------------------------------------------------------------
 
-    def _loss_weights(self, y: np.ndarray) -> Any:
+    def _loss_weights(self, y: np.ndarray, config: TrainConfig) -> Any:
+        """None (plain cross-entropy) unless the job asks for class weights.
+
+        Class weights were the default until measured against plain cross-entropy on a
+        single-label corpus (scripts/compare_recipes.py): they pulled the largest class's recall
+        to nearly zero after one epoch. Decision rules tuned on validation correct the
+        imbalance instead, without distorting the gradient.
+        """
         import torch
 
+        if not config.class_weighted_loss:
+            return None
         if self.multi_label:
             pos = y.sum(axis=0).astype(np.float64)
             neg = len(y) - pos
@@ -307,7 +316,7 @@ class TransformerClassifier(BaseClassifier):
             ),
             compute_metrics=trainer_parts.f1_metrics(self.multi_label),
             callbacks=callbacks,
-            loss_weights=self._loss_weights(self._targets(train)),
+            loss_weights=self._loss_weights(self._targets(train), config),
             multi_label=self.multi_label,
             checkpoint_listener=forwarder,
         )

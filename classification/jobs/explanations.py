@@ -25,12 +25,23 @@ EXPLAIN_CONCURRENCY = 1
 EXPLAIN_WAIT_SECONDS = 10.0
 _gradient_slots = threading.BoundedSemaphore(EXPLAIN_CONCURRENCY)
 
+# The kinds whose classifiers engine/explain.py knows how to take apart.
+EXPLAINABLE_KINDS = frozenset({"baseline", "transformer", "embedding"})
+TOP_TERMS_K = 5
+
 __all__ = [
     "EXPLAIN_MAX_CHARS",
     "ExplainBusy",
     "ExplanationUnavailable",
+    "explainable",
     "mlmodel_explain",
+    "mlmodel_top_terms",
 ]
+
+
+def explainable(ml_model: MLModel) -> bool:
+    spec = ml_models.REGISTRY.get(ml_model.model_type)
+    return spec is not None and spec.kind in EXPLAINABLE_KINDS
 
 
 class ExplainBusy(Exception):
@@ -72,3 +83,17 @@ def mlmodel_explain(
         finally:
             _gradient_slots.release()
     return {"model_id": ml_model.pk, **result}
+
+
+def mlmodel_top_terms(*, ml_model: MLModel, text: str, labels: Sequence[str],
+                      top_k: int = TOP_TERMS_K) -> dict[str, list[str]]:
+    """The words that pushed each of `labels` up most, strongest first: a batch's top_terms.
+
+    Runs in the inference worker, one article at a time, without the web's concurrency gate:
+    the batch is already the only thing that worker's process does.
+    """
+    if not labels:
+        return {}
+    result = ml_models.explain(_classifier(ml_model), text, labels=list(labels), top_k=top_k)
+    return {row["label"]: [term["term"] for term in row["positive"]]
+            for row in result["explanations"]}

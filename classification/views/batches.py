@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from classification.batches import exports, selectors, services
-from classification.forms import FileUploadForm
+from classification.forms import BatchForm
 from classification.models import BatchJob, MLModel
 from dataset_management.export import export_response
 
@@ -33,7 +33,7 @@ def batch_create(request: HttpRequest) -> HttpResponse:
     model = get_object_or_404(MLModel, pk=_int(request.POST.get("model")), owner=request.user,
                               status=MLModel.Status.TRAINED)
     back = f"{reverse('classification:classify')}?model={model.pk}"
-    form = FileUploadForm(request.POST, request.FILES)
+    form = BatchForm(request.POST, request.FILES)
     if not form.is_valid():
         messages.error(request, "Choose a file of articles to classify.")
         return redirect(back)
@@ -41,7 +41,8 @@ def batch_create(request: HttpRequest) -> HttpResponse:
         # A broker outage raises QueueUnavailable here: the middleware answers 503, and the
         # service has already failed the row and removed the file.
         batch = services.batch_job_create(owner=request.user, ml_model=model,
-                                          uploaded_file=form.cleaned_data["file"])
+                                          uploaded_file=form.cleaned_data["file"],
+                                          top_terms=form.cleaned_data["top_terms"])
     except services.BatchError as exc:
         messages.error(request, str(exc))
         return redirect(back)

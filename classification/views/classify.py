@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from classification import services
 from classification.batches.selectors import batch_job_list
-from classification.forms import ClassifyForm, FileUploadForm
+from classification.forms import BatchForm, ClassifyForm
 from classification.jobs.explanations import ExplainBusy, mlmodel_explain
 from classification.models import MLModel
 from classification.views.batches import batch_payload
@@ -116,7 +116,7 @@ def classify(request: HttpRequest) -> HttpResponse:
         "error": error,
         "explanation": explanation,
         "explain_error": explain_error,
-        "batch_form": FileUploadForm(),
+        "batch_form": BatchForm(),
         "batches": [batch_payload(b) for b in batch_job_list(owner=request.user)[:10]],
     })
 

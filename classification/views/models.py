@@ -7,22 +7,19 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import FloatField
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
 from classification import ml_models, selectors, services
-from classification.estimates import (
-    GPU_SPEEDUP,
-    OVERHEAD_SECONDS,
-    SAMPLES_PER_SECOND_PER_THREAD,
-    SINGLE_PASS_TYPES,
-    device_plan_summary,
-    observed_rates,
-)
+from classification.estimates import estimator_data
 from classification.forms import PRESETS, FileUploadForm, TrainingJobCreateForm
 from classification.models import MLModel, TrainingJob
+from classification.quality import quality_warnings
 from classification.views.presenters import job_settings, metric_rows
 from core.paging import page_of
 from core.zipstream import zip_directory_stream
@@ -58,30 +55,22 @@ def model_new(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, "Training queued. This page updates as it runs.")
             return redirect("classification:job_detail", pk=job.pk)
-    datasets = Dataset.objects.filter(owner=request.user).only(
-        "id", "name", "row_count", "split_sizes", "label_names"
+    datasets = (
+        Dataset.objects.filter(owner=request.user)
+        .only("id", "name", "row_count", "split_sizes", "label_names")
+        .annotate(p95_words=Cast(KT("report__text_length__words__p95"), FloatField()))
     )
     types = [{**spec.as_dict(), "availability": availability(key)}
              for key, spec in ml_models.REGISTRY.items()]
-    plan = device_plan_summary()
-    measured = observed_rates(plan=plan)
-    estimator = {
-        "rates": {**SAMPLES_PER_SECOND_PER_THREAD, **measured},
-        "single_pass": sorted(SINGLE_PASS_TYPES),
-        "overhead": OVERHEAD_SECONDS,
-        "gpu_speedup": GPU_SPEEDUP,
-        "plan": {"device": plan.get("device", "cpu"), "threads": plan.get("threads", 1)},
-        "presets": {k: p["config"] for k, p in PRESETS.items()},
-        "rows": {
-            str(d.pk): int((d.split_sizes or {}).get("train") or d.row_count or 0) for d in datasets
-        },
-    }
+    estimator, plan, measured_types = estimator_data(
+        datasets=datasets, presets={k: p["config"] for k, p in PRESETS.items()}
+    )
     return render(request, "classification/model_new.html", {
         "form": form,
         "types": types,
         "presets": PRESETS,
         "plan": plan,
-        "measured_types": sorted(measured),
+        "measured_types": measured_types,
         "estimator": estimator,
         "has_datasets": bool(datasets),
     })
@@ -172,6 +161,8 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
             for i, name in enumerate(label_names)
         ],
         "show_thresholds": model.is_multilabel and bool(thresholds),
+        "quality_warnings": quality_warnings(model_type=model.model_type, metrics=metrics),
+        "baseline": metrics.get("baseline"),
         "confusion": confusion_tables(metrics.get("confusion")),
         "mistakes": metrics.get("confident_mistakes") or [],
         "jobs": jobs,

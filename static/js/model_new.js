@@ -13,13 +13,24 @@
     if (!isNaN(manual)) return manual;
     return (est.presets[value("preset")] || {})[name];
   }
+  // classification/estimates.py training_estimate_seconds, line for line.
+  function effectiveLength(maxLength, p95Words) {
+    var words = p95Words > 0 ? p95Words : est.fallback_p95_words;
+    return Math.max(32, Math.min(maxLength, words * est.tokens_per_word + est.special_tokens));
+  }
   function seconds(type) {
-    var rows = est.rows[value("dataset")] || 0;
-    var rate = (est.rates[type] || 1) * Math.pow(Math.max(1, est.plan.threads), 0.8) * (est.gpu_speedup[est.plan.device] || 1);
-    var single = est.single_pass.indexOf(type) >= 0;
-    var passes = single ? 1 : Math.max(1, setting("epochs") || 1);
-    var len = single ? 1 : Math.max(32, setting("max_length") || 256) / 256;
-    return (est.overhead[type] || 0) + rows * passes * len / rate;
+    var data = est.datasets[value("dataset")] || {sizes: {}, p95_words: null};
+    var train = data.sizes.train || 0, val = data.sizes.validation || 0, test = data.sizes.test || 0;
+    var scale = Math.pow(Math.max(1, est.plan.threads), 0.8) * (est.gpu_speedup[est.plan.device] || 1) * Math.max(est.rates[type] || 1, 1e-6);
+    var work;
+    if (est.single_pass.indexOf(type) >= 0) {
+      work = train + val + test;
+    } else {
+      var epochs = Math.max(1, setting("epochs") || 1);
+      var length = effectiveLength(setting("max_length") || 256, data.p95_words) / 256;
+      work = length * (train * epochs + est.eval_cost * (val * epochs + test));
+    }
+    return (est.overhead[type] || 0) + work / scale;
   }
   function update() {
     form.querySelectorAll("[data-estimate]").forEach(function (el) {

@@ -1,0 +1,85 @@
+"""Per-class decision rules for single-label models, tuned on the validation split.
+
+Argmax of the probabilities favours classes the model saw often. Rather than re-weighting the
+loss (which distorts training and, measured by scripts/compare_recipes.py, made the largest
+class all but vanish), each class gets an additive offset on its log-probability, chosen to
+maximise validation macro-F1: the "tuned per-class decision rule" of the medical-abstract
+classification literature. Offsets that do not clearly beat plain argmax are dropped, because
+a small validation split rewards noise: on the demo data plain argmax usually stays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+OFFSET_GRID = np.round(np.linspace(-1.0, 1.0, 21), 4)
+ROUNDS = 2
+# Macro-F1 gain below which plain argmax is kept. Measured (scripts/compare_recipes.py): on a
+# 196-row validation split, offsets worth +0.005 there cost 0.02 on test; only a gain of a few
+# articles' worth is more likely signal than noise.
+MIN_GAIN = 0.02
+
+
+def single_label_choice(prob: np.ndarray, offsets: list[float] | None = None) -> np.ndarray:
+    """The chosen class index per row: argmax of log-probability plus each class's offset."""
+    if not len(prob):
+        return np.zeros(0, dtype=np.int64)
+    if not offsets or not any(offsets):
+        return prob.argmax(axis=1)
+    scores = np.log(np.clip(prob, 1e-12, None)) + np.asarray(offsets)[None, :]
+    return scores.argmax(axis=1)
+
+
+def _macro_f1(y_true: np.ndarray, y_pred: np.ndarray, n_classes: int) -> float:
+    total = 0.0
+    for j in range(n_classes):
+        tp = float(((y_pred == j) & (y_true == j)).sum())
+        denom = float((y_pred == j).sum() + (y_true == j).sum())
+        total += 2 * tp / denom if denom else 0.0
+    return total / n_classes
+
+
+def _ascend(y_true: np.ndarray, log_prob: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """Coordinate ascent on the offsets: (offsets, macro-F1 before, macro-F1 after)."""
+    n_classes = log_prob.shape[1]
+    offsets = np.zeros(n_classes)
+    base = best = _macro_f1(y_true, log_prob.argmax(axis=1), n_classes)
+    for _ in range(ROUNDS):
+        for j in range(n_classes):
+            for value in OFFSET_GRID:
+                trial = offsets.copy()
+                trial[j] = value
+                score = _macro_f1(y_true, (log_prob + trial).argmax(axis=1), n_classes)
+                # Ties go to the smaller offset: the closer to plain argmax, the less overfit.
+                if score > best + 1e-9 or (
+                    abs(score - best) <= 1e-9 and abs(value) < abs(offsets[j])
+                ):
+                    best, offsets = score, trial
+    return offsets, base, best
+
+
+def tune_class_offsets(y_true: np.ndarray, prob: np.ndarray) -> list[float]:
+    """Offsets maximising validation macro-F1; zeros unless the gain is real.
+
+    Real means: large (MIN_GAIN) on the whole validation split, and repeated out of sample:
+    offsets tuned on either half of it gain at least MIN_GAIN / 2 on the other half. Pure noise passes the
+    first test on 200 rows about half the time, and both about 6 times in 100 (measured on
+    Dirichlet noise over three classes).
+    """
+    n_classes = prob.shape[1] if prob.ndim == 2 else 0
+    zeros = [0.0] * n_classes
+    if len(y_true) < 20 or n_classes < 2 or len(np.unique(y_true)) < 2:
+        return zeros
+    log_prob = np.log(np.clip(prob, 1e-12, None))
+    offsets, base, best = _ascend(y_true, log_prob)
+    if best - base < MIN_GAIN:
+        return zeros
+    halves = (np.arange(len(y_true)) % 2 == 0, np.arange(len(y_true)) % 2 == 1)
+    for fit, check in (halves, halves[::-1]):
+        half_offsets, _, _ = _ascend(y_true[fit], log_prob[fit])
+        plain = _macro_f1(y_true[check], log_prob[check].argmax(axis=1), n_classes)
+        tuned = _macro_f1(y_true[check], (log_prob[check] + half_offsets).argmax(axis=1),
+                          n_classes)
+        if tuned < plain + MIN_GAIN / 2:
+            return zeros
+    return [float(v) for v in offsets]
