@@ -17,23 +17,25 @@ from dataset_management.models import Dataset
 from dataset_management.readers import FORMATS_SENTENCE
 
 # Presets name the trade-off, not the knobs: people pick "how long can I wait", not a batch size.
+# The learning rate is the model kind's (ModelSpec.learning_rate), not the preset's: one step
+# size cannot suit both a 22M-parameter MiniLM and a 110M BERT-base.
 PRESETS: dict[str, dict[str, Any]] = {
     "quick": {
         "label": "Quick (M1-safe)",
         "help": "1 epoch, short inputs, small batches: minutes on a laptop CPU, low memory.",
-        "config": {"epochs": 1, "batch_size": 8, "max_length": 128, "learning_rate": 5e-5,
+        "config": {"epochs": 1, "batch_size": 8, "max_length": 128,
                    "gradient_accumulation_steps": 2, "early_stopping_patience": 1},
     },
     "balanced": {
         "label": "Balanced",
         "help": "3 epochs at 256 tokens: the usual choice.",
-        "config": {"epochs": 3, "batch_size": 16, "max_length": 256, "learning_rate": 5e-5,
+        "config": {"epochs": 3, "batch_size": 16, "max_length": 256,
                    "gradient_accumulation_steps": 1, "early_stopping_patience": 2},
     },
     "best": {
         "label": "Best",
         "help": "5 epochs at 512 tokens with early stopping: slowest, usually most accurate.",
-        "config": {"epochs": 5, "batch_size": 16, "max_length": 512, "learning_rate": 3e-5,
+        "config": {"epochs": 5, "batch_size": 16, "max_length": 512,
                    "gradient_accumulation_steps": 1, "early_stopping_patience": 2},
     },
 }

@@ -21,6 +21,7 @@ from classification.engine.registry import (
     model_availability,
 )
 from classification.engine.schema import (
+    ALIASES,
     SETTINGS,
     TrainConfigError,
     training_config_clean,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from classification.engine.transformer import TransformerClassifier
 
 __all__ = [
+    "ALIASES",
     "MODEL_DIR_ENV",
     "REGISTRY",
     "SETTINGS",

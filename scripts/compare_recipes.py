@@ -38,6 +38,7 @@ RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
     "old_quick": ("minilm", {**QUICK, "class_weighted_loss": True}),
     "quick_plain_ce": ("minilm", {**QUICK}),
     "quick_lr2e-4": ("minilm", {**QUICK, "learning_rate": 2e-4}),
+    "quick_lr1e-4": ("minilm", {**QUICK, "learning_rate": 1e-4}),
     "quick_lr2e-4_weighted": ("minilm", {**QUICK, "learning_rate": 2e-4,
                                          "class_weighted_loss": True}),
     "quick_2ep_lr1e-4": ("minilm", {**QUICK, "epochs": 2, "learning_rate": 1e-4}),

