@@ -22,7 +22,9 @@ from dataset_management.readers import FORMATS_SENTENCE
 PRESETS: dict[str, dict[str, Any]] = {
     "quick": {
         "label": "Quick (M1-safe)",
-        "help": "1 epoch, short inputs, small batches: minutes on a laptop CPU, low memory.",
+        "help": "1 epoch at 128 tokens, small batches: minutes on a laptop CPU, low memory. "
+                "MiniLM scored above TF-IDF with it on the demo data's single-label rows "
+                "(macro-F1 0.948 against 0.936).",
         "config": {"epochs": 1, "batch_size": 8, "max_length": 128,
                    "gradient_accumulation_steps": 2, "early_stopping_patience": 1},
     },

@@ -96,9 +96,9 @@ class TrainConfig:
                                   minimum=0.0, maximum=0.5, kinds=frozenset({TRANSFORMER}),
                                   advanced=False)
     class_weighted_loss: bool = setting(
-        False, help="Weight the loss by inverse label frequency. Off by default: plain "
-        "cross-entropy with decision rules tuned on validation scored higher on medical "
-        "abstracts, and weighting made the largest class almost vanish.",
+        True, help="Weight the loss by inverse label frequency, so rare labels are learned. "
+        "Measured on the demo data's single-label rows, it never scored below plain "
+        "cross-entropy and rescued the rarest class when training was short.",
         label="Class-weighted loss", kinds=frozenset({TRANSFORMER}))
     seed: int = setting(42, help="Random seed, for repeatable runs.", minimum=0,
                         maximum=2**31 - 1, advanced=False)
