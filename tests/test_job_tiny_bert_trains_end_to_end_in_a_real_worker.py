@@ -65,6 +65,9 @@ def test_a_tiny_bert_job_trains_end_to_end_and_its_model_predicts(
     assert model.status == MLModel.Status.TRAINED
     assert Path(model.artifact_path, "manifest.json").is_file()
     assert {"micro_f1", "macro_f1", "n"} <= set(model.metrics)
+    # The yardstick the model page compares it with: TF-IDF fitted on the same train rows.
+    assert model.metrics["baseline"]["model_type"] == "tfidf_logreg"
+    assert 0 < model.metrics["baseline"]["macro_f1"] <= 1
     assert model.device_used == "cpu"
     assert "torch" in model.library_versions
     predictions = services.mlmodel_predict(ml_model=model, texts=["breast cancer therapy"])

@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from classification import ml_models
-from classification.jobs import lifecycle, paths
+from classification.jobs import baseline_check, lifecycle, paths
 from classification.jobs.progress import (
     FINAL_TEST,
     VERIFYING,
@@ -196,6 +196,8 @@ def run_training(*, job_id: int) -> int:
         )
         writer.flush(force=True)
         test_metrics = clf.evaluate(test) if len(test) else {}
+        baseline = baseline_check.validation_baseline(
+            model_type=job.ml_model.model_type, train=train, val=val, config=config)
         stop_if_asked(writer)
         writer.set_phase(P.SAVING, "saving the model")
         writer.flush(force=True)
@@ -210,6 +212,7 @@ def run_training(*, job_id: int) -> int:
             {
                 **(test_metrics or val_metrics or {}),
                 "evaluated_on": "test" if test_metrics else "validation",
+                "baseline": baseline,
                 "validation": {
                     k: v
                     for k, v in (val_metrics or {}).items()
