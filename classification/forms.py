@@ -57,7 +57,8 @@ def _setting_field(spec: Any) -> forms.Field:
 
 class TrainingJobCreateForm(forms.Form):
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), empty_label=None)
-    model_type = forms.ChoiceField(choices=[(k, s.label) for k, s in REGISTRY.items()])
+    model_type = forms.ChoiceField(
+        choices=[(k, s.label) for k, s in REGISTRY.items() if s.offered])
     name = forms.CharField(max_length=200, required=False,
                            help_text="Leave empty to name it after the dataset and model type.")
     preset = forms.ChoiceField(

@@ -7,6 +7,7 @@ urlpatterns = [
     path("models/", models.model_list, name="model_list"),
     path("models/new/", models.model_new, name="model_new"),
     path("models/compare/", models.model_compare, name="model_compare"),
+    path("models/ensemble/", models.ensemble_create, name="ensemble_create"),
     path("models/<int:pk>/", models.model_detail, name="model_detail"),
     path("models/<int:pk>/download/", models.model_download, name="model_download"),
     path("models/<int:pk>/evaluate/", evaluation.model_evaluate, name="model_evaluate"),

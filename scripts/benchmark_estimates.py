@@ -43,10 +43,13 @@ def half_of_demo(target: Path) -> Path:
 
 
 def start_worker(scratch: Path) -> subprocess.Popen[bytes]:
+    from django.conf import settings
+
     log_path = scratch / "worker.log"
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "medlitbot_project", "worker", "--pool=solo",
-         "--concurrency=1", "--without-gossip", "--without-mingle", "--loglevel=INFO"],
+         "--concurrency=1", "--without-gossip", "--without-mingle", "--loglevel=INFO",
+         f"--queues={settings.QUEUE_TRAINING}"],
         cwd=ROOT, env=dict(os.environ), stdout=log_path.open("wb"), stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 120

@@ -6,7 +6,12 @@ train / validation / test rows are the ones the app trains and evaluates on (see
 80/10/10, iterative stratification). Each model is fitted on train with validation for
 thresholds (and early stopping for transformers), then scored once on test.
 
+Every transformer trains at its kind's learning rate (ModelSpec.learning_rate), as a job does.
+--ensemble adds an ensemble of every model above (weights and thresholds tuned on validation);
+--search-minutes N adds the winner of a model search with that time budget.
+
 Usage: python scripts/evaluate_quality.py [--models tfidf_logreg,tfidf_svm,...] [--epochs 3]
+       [--ensemble] [--search-minutes 10]
 Last line: one JSON object (per model: micro_f1, macro_f1, subset_accuracy, hamming_loss,
 fit_seconds).
 """
@@ -78,25 +83,76 @@ def time_logreg_on_all_rows(
     return min(times)
 
 
+def scores(clf: Any, test: Any, seconds: float) -> dict[str, Any]:
+    metrics = clf.evaluate(test)
+    return {"micro_f1": metrics["micro_f1"], "macro_f1": metrics["macro_f1"],
+            "mean_f1": (metrics["micro_f1"] + metrics["macro_f1"]) / 2,
+            "subset_accuracy": metrics.get("subset_accuracy"),
+            "hamming_loss": metrics.get("hamming_loss"), "fit_seconds": seconds}
+
+
+def ensemble_row(fitted: dict[str, Any], val: Any, test: Any, labels: list[str],
+                 multi: bool) -> dict[str, Any]:
+    from classification.engine.ensemble import EnsembleClassifier
+    from classification.ml_models import TrainConfig
+
+    start = time.perf_counter()
+    clf = EnsembleClassifier.from_members(
+        list(fitted.values()), val=val, config=TrainConfig(label_names=labels, multi_label=multi))
+    row = {**scores(clf, test, time.perf_counter() - start), "members": list(fitted),
+           "weights": getattr(clf, "weights", None)}
+    print(f"{'ensemble':20s} micro-F1 {row['micro_f1']:.4f}  macro-F1 {row['macro_f1']:.4f}  "
+          f"of {', '.join(fitted)} (weights {row['weights']}; tuning {row['fit_seconds']:.1f}s)",
+          flush=True)
+    return row
+
+
+def search_row(train: Any, val: Any, test: Any, labels: list[str], multi: bool, scratch: Path,
+               minutes: float) -> dict[str, Any]:
+    from classification.ml_models import TrainConfig, create_classifier
+
+    config = TrainConfig.from_dict({"time_budget_minutes": minutes})
+    config.label_names, config.multi_label = labels, multi
+    config.output_dir = str(scratch / "search")
+    config.search_storage = f"sqlite:///{scratch / 'search.sqlite3'}"
+    clf: Any = create_classifier("search")
+    start = time.perf_counter()
+    clf.fit(train, val, config, lambda e: None, lambda: False)
+    seconds = time.perf_counter() - start
+    winner = getattr(clf, "winner", clf)
+    row = {**scores(winner, test, seconds), "budget_minutes": minutes,
+           "winner": getattr(winner, "model_type", "?"), "search": clf.metrics.get("search")}
+    print(f"{'search winner':20s} micro-F1 {row['micro_f1']:.4f}  macro-F1 {row['macro_f1']:.4f}"
+          f"  ({row['winner']}, budget {minutes:g} min, took {seconds:.0f}s)", flush=True)
+    return row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--epochs", type=int, default=3, help="for minilm (the app's default)")
     parser.add_argument("--repeats-logreg", type=int, default=3,
                         help="tfidf_logreg fit timings to take (the best is reported)")
+    parser.add_argument("--ensemble", action="store_true",
+                        help="also an ensemble of every model trained above")
+    parser.add_argument("--search-minutes", type=float, default=0.0,
+                        help="also a model search with this time budget (0: none)")
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp(prefix="medlitbot-quality-"))
     try:
         train, val, test, labels, multi = import_demo(scratch)
-        from classification.ml_models import TrainConfig, create_classifier
+        from classification.ml_models import REGISTRY, TrainConfig, create_classifier
 
         print(f"demo data via ingestion: train/validation/test = {len(train)}/{len(val)}/"
               f"{len(test)}, labels {labels}, multi_label={multi}", flush=True)
         results: dict[str, dict[str, Any]] = {}
+        fitted: dict[str, Any] = {}
         for model_type in args.models.split(","):
             config = TrainConfig(label_names=labels, multi_label=multi, epochs=args.epochs,
                                  output_dir=str(scratch / f"job-{model_type}"))
+            if REGISTRY[model_type].learning_rate is not None:
+                config.learning_rate = REGISTRY[model_type].learning_rate
             fit_times = []
             repeats = args.repeats_logreg if model_type == "tfidf_logreg" else 1
             for _ in range(repeats):
@@ -104,6 +160,7 @@ def main() -> None:
                 start = time.perf_counter()
                 clf.fit(train, val, config, lambda e: None, lambda: False)
                 fit_times.append(time.perf_counter() - start)
+            fitted[model_type] = clf
             metrics = clf.evaluate(test)
             row = {
                 "micro_f1": metrics["micro_f1"], "macro_f1": metrics["macro_f1"],
@@ -119,6 +176,11 @@ def main() -> None:
                   f"{row['macro_f1']:.4f}  (micro+macro)/2 {row['mean_f1']:.4f}  subset acc "
                   f"{row['subset_accuracy']:.4f}  Hamming {row['hamming_loss']:.4f}  "
                   f"fit {row['fit_seconds']:.1f}s", flush=True)
+        if args.ensemble and len(fitted) >= 2:
+            results["ensemble"] = ensemble_row(fitted, val, test, labels, multi)
+        if args.search_minutes > 0:
+            results["search"] = search_row(train, val, test, labels, multi, scratch,
+                                           args.search_minutes)
         all_rows_fit = None
         if "tfidf_logreg" in results:
             all_rows_fit = time_logreg_on_all_rows(train, val, test, labels, multi,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TRANSFORMER, EMBEDDING, BASELINE = "transformer", "embedding", "baseline"
+ENSEMBLE = "ensemble"
 ALL_KINDS = frozenset({TRANSFORMER, EMBEDDING, BASELINE})
 ENCODER_KINDS = frozenset({TRANSFORMER, EMBEDDING})
 
@@ -110,6 +111,9 @@ class TrainConfig:
     label_names: list[str] = setting(help="The label space, fixed by the dataset.",
                                      who=INTERNAL, default_factory=list)
     multi_label: bool = setting(False, help="Fixed by the dataset.", who=INTERNAL)
+    member_paths: list[str] = setting(
+        help="An ensemble's member artifacts, named by the service that creates it.",
+        who=INTERNAL, kinds=frozenset({ENSEMBLE}), default_factory=list)
     output_dir: str = setting("", help="The job's folder: checkpoints live here.", who=INTERNAL)
     resume_from_checkpoint: str | None = setting(
         None, help="The checkpoint a resumed job continues from.", who=INTERNAL,
@@ -125,6 +129,7 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         self.label_names = list(self.label_names)
+        self.member_paths = list(self.member_paths)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None, *, strict: bool = True) -> TrainConfig:

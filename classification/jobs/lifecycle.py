@@ -77,21 +77,26 @@ def _enqueue_on_commit(job: TrainingJob) -> None:
 
 def training_job_create(
     *, owner: Any, dataset: Any, model_type: str, name: str, config: dict[str, Any] | None,
-    staff: bool | None = None,
+    staff: bool | None = None, internal: dict[str, Any] | None = None,
 ) -> TrainingJob:
     """Create the MLModel and its queued TrainingJob; the task is sent once this commits.
 
     Every door (form, API, CLI, review retrain) comes through here, so the settings schema is
     enforced here too: TrainConfigError (a ValueError) names each bad field. `staff` says whether
-    the caller may name a folder on the server; by default the owner's own flag.
+    the caller may name a folder on the server; by default the owner's own flag. `internal`
+    holds settings MedLitBot's own services set (an ensemble's members), never a person.
     """
     config = ml_models.training_config_clean(
         config, staff=getattr(owner, "is_staff", False) if staff is None else staff,
         extra_keys=frozenset({"preset"}),
     )
     if model_type not in ml_models.REGISTRY:
-        known = ", ".join(sorted(ml_models.REGISTRY))
+        known = ", ".join(sorted(k for k, s in ml_models.REGISTRY.items() if s.offered))
         raise ValueError(f"Unknown model type {model_type!r}; choose one of {known}")
+    if not ml_models.REGISTRY[model_type].offered and not internal:
+        raise ValueError(f"A {model_type} is not trained from a dataset: combine trained models "
+                         "on the Compare page (or POST /api/models/ensemble/).")
+    config = {**config, **(internal or {})}
     if dataset is None:
         raise ValueError("Choose a dataset to train on")
     if not dataset.is_trainable:

@@ -12,12 +12,14 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
 from classification import ml_models, selectors, services
 from classification.estimates import estimator_data
 from classification.forms import PRESETS, FileUploadForm, TrainingJobCreateForm
+from classification.jobs.ensembles import ensemble_create as ensemble_create_service
 from classification.models import MLModel, TrainingJob
 from classification.quality import quality_warnings
 from classification.views.presenters import job_settings, metric_rows
@@ -61,7 +63,7 @@ def model_new(request: HttpRequest) -> HttpResponse:
         .annotate(p95_words=Cast(KT("report__text_length__words__p95"), FloatField()))
     )
     types = [{**spec.as_dict(), "availability": availability(key)}
-             for key, spec in ml_models.REGISTRY.items()]
+             for key, spec in ml_models.REGISTRY.items() if spec.offered]
     estimator, plan, measured_types = estimator_data(
         datasets=datasets, presets={k: p["config"] for k, p in PRESETS.items()}
     )
@@ -162,6 +164,7 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ],
         "show_thresholds": model.is_multilabel and bool(thresholds),
         "quality_warnings": quality_warnings(model_type=model.model_type, metrics=metrics),
+        "ensemble_members": _ensemble_members(model, manifest),
         "baseline": metrics.get("baseline"),
         "confusion": confusion_tables(metrics.get("confusion")),
         "mistakes": metrics.get("confident_mistakes") or [],
@@ -227,7 +230,35 @@ def model_compare(request: HttpRequest) -> HttpResponse:
         "models": models, "rows": rows, "chart": chart, "choices": choices, "selected": ids,
         # Test splits differ between datasets, so such scores are not like for like.
         "mixed_datasets": len({m.dataset_id for m in models}) > 1,
+        "combinable": [m for m in models if m.is_trained and m.model_type != "ensemble"],
     })
+
+
+def _ensemble_members(model: MLModel, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """An ensemble's members as trained (the manifest), linked to their models while they live."""
+    if model.model_type != "ensemble":
+        return []
+    ids = (model.parameters or {}).get("member_ids") or []
+    rows = (manifest.get("metrics") or {}).get("members") or []
+    alive = {m.pk: m for m in MLModel.objects.filter(owner=model.owner_id, pk__in=ids)}
+    return [{**row, "model": alive.get(ids[i]) if i < len(ids) else None}
+            for i, row in enumerate(rows)]
+
+
+@login_required
+@require_POST
+def ensemble_create(request: HttpRequest) -> HttpResponse:
+    ids = [int(i) for i in request.POST.getlist("ids") if i.isdigit()]
+    try:
+        job = ensemble_create_service(owner=request.user, member_ids=ids,
+                                      name=request.POST.get("name", "").strip()[:200])
+    except ValueError as exc:
+        messages.error(request, str(exc))
+        query = "&".join(f"ids={i}" for i in ids)
+        return redirect(f"{reverse('classification:model_compare')}?{query}")
+    messages.success(request, "Ensemble queued: its members are scored on validation and its "
+                     "weights tuned. This page updates as it runs.")
+    return redirect("classification:job_detail", pk=job.pk)
 
 
 def _compare_row(label: str, values: list[Any], *, lower_is_better: bool,

@@ -1,0 +1,182 @@
+"""An ensemble: trained member models whose probabilities are averaged with tuned weights.
+
+Weights are chosen on the validation split to maximise macro-F1 (after each candidate's own
+thresholds or offsets are tuned, as the finished model will use them), then the ensemble's
+thresholds are tuned like any model's. The members are embedded in the artifact, each saved by
+its own class under members/<i>/, so deleting or retraining a member model never changes an
+ensemble, and the manifest is written last: a reader never sees half an ensemble.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .artifacts import atomic_save
+from .base import BaseClassifier
+from .decisions import single_label_choice
+from .metrics import apply_thresholds, encode_labels, tune_thresholds
+from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
+
+MEMBERS_DIR = "members"
+# A simplex grid this fine is exhaustive up to four members (286 weightings for four);
+# beyond that, coordinate ascent over the same steps.
+WEIGHT_STEP = 0.1
+EXHAUSTIVE_MAX_MEMBERS = 4
+
+
+def _macro_f1(truth: np.ndarray, pred: np.ndarray) -> float:
+    tp = (pred * truth).sum(axis=0)
+    denom = pred.sum(axis=0) + truth.sum(axis=0)
+    f1 = np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
+    return float(f1.mean())
+
+
+def _decide(prob: np.ndarray, truth: np.ndarray, multi_label: bool) -> np.ndarray:
+    """Indicator predictions, with this weighting's own per-label thresholds if multi-label."""
+    if multi_label:
+        return apply_thresholds(prob, tune_thresholds(truth, prob))
+    return np.eye(prob.shape[1], dtype=np.int64)[single_label_choice(prob)]
+
+
+def _weightings(n: int) -> list[np.ndarray]:
+    steps = round(1 / WEIGHT_STEP)
+    return [np.array(c, dtype=np.float64) / steps
+            for c in itertools.product(range(steps + 1), repeat=n) if sum(c) == steps]
+
+
+def tune_weights(probs: list[np.ndarray], truth: np.ndarray, multi_label: bool) -> np.ndarray:
+    """Non-negative weights summing to 1 that maximise validation macro-F1.
+
+    Ties go to the most even weighting: averaging is the safer bet on unseen data.
+    """
+    n = len(probs)
+    stacked = np.stack(probs)  # members x rows x labels
+
+    def score(w: np.ndarray) -> tuple[float, float]:
+        prob = np.tensordot(w, stacked, axes=1)
+        return _macro_f1(truth, _decide(prob, truth, multi_label)), -float(np.abs(w - 1 / n).sum())
+
+    if n <= EXHAUSTIVE_MAX_MEMBERS:
+        return max(_weightings(n), key=score)
+    weights = np.full(n, 1 / n)
+    best = score(weights)
+    for _ in range(3):
+        for i in range(n):
+            for value in np.arange(0, 1 + 1e-9, WEIGHT_STEP):
+                trial = weights.copy()
+                trial[i] = value
+                if trial.sum() == 0:
+                    continue
+                trial /= trial.sum()
+                if (found := score(trial)) > best:
+                    best, weights = found, trial
+    return weights
+
+
+class EnsembleClassifier(BaseClassifier):
+    def __init__(self, model_type: str = "ensemble", device_plan: Any = None) -> None:
+        super().__init__(model_type, device_plan)
+        self.members: list[BaseClassifier] = []
+        self.weights: list[float] = []
+
+    @classmethod
+    def from_members(
+        cls, members: list[BaseClassifier], *, val: TextData, config: TrainConfig,
+        progress_cb: ProgressCallback | None = None, should_stop: ShouldStop | None = None,
+    ) -> EnsembleClassifier:
+        """An ensemble of fitted members sharing one label space, tuned on `val`."""
+        progress = progress_cb or (lambda event: None)
+        if len(members) < 2:
+            raise ValueError("An ensemble needs at least two member models.")
+        if any(isinstance(m, EnsembleClassifier) for m in members):
+            raise ValueError("An ensemble cannot contain another ensemble; add its members.")
+        first = members[0]
+        for member in members[1:]:
+            if list(member.label_names) != list(first.label_names) or (
+                    member.multi_label != first.multi_label):
+                raise ValueError(
+                    f"Members must share one label space: {member.model_type} has "
+                    f"{member.label_names}, {first.model_type} has {first.label_names}.")
+        started = time.perf_counter()
+        clf = cls()
+        clf.config, clf.members = config, list(members)
+        clf.label_names, clf.multi_label = list(first.label_names), first.multi_label
+        val = val.subset([i for i, row in enumerate(val.labels) if row])
+        if not len(val):
+            raise ValueError("An ensemble is tuned on the validation split, which has no "
+                             "labelled rows.")
+        member_scores = []
+        probs = []
+        for i, member in enumerate(members):
+            if should_stop is not None and should_stop():
+                raise TrainingStopped(None, "Stopped while scoring the members")
+            progress({"phase": "evaluating", "message": f"Scoring member {i + 1} of "
+                      f"{len(members)} ({member.model_type}) on validation"})
+            prob = member.predict_proba(val.texts)
+            probs.append(prob)
+            member_scores.append(float(member._metrics_from_prob(val, prob)["macro_f1"]))
+        truth = encode_labels(val.labels, clf.label_names)
+        progress({"phase": "training", "step": 0, "total_steps": 1, "epoch": 0.0,
+                  "total_epochs": 1, "message": "Tuning the members' weights"})
+        clf.weights = [float(w) for w in tune_weights(probs, truth, clf.multi_label)]
+        prob = clf._combine(probs)
+        clf._tune(val, prob)
+        clf.metrics = clf._metrics_from_prob(val, prob)
+        clf.metrics["members"] = [
+            {"model_type": m.model_type, "weight": w, "validation_macro_f1": s}
+            for m, w, s in zip(members, clf.weights, member_scores, strict=True)
+        ]
+        clf.timings["fit_seconds"] = time.perf_counter() - started
+        progress({"phase": "training", "step": 1, "total_steps": 1, "epoch": 1.0,
+                  "total_epochs": 1})
+        return clf
+
+    def fit(self, train: TextData, val: TextData, config: TrainConfig,
+            progress_cb: ProgressCallback, should_stop: ShouldStop) -> dict[str, Any]:
+        """As a training job: load the member artifacts the job names, then tune on val."""
+        from classification.ml_models import load_classifier
+
+        if not config.member_paths:
+            raise ValueError("An ensemble job names its member models' artifacts.")
+        progress_cb({"phase": "loading_model", "message":
+                     f"Loading {len(config.member_paths)} member models"})
+        members = [load_classifier(path) for path in config.member_paths]
+        built = self.from_members(members, val=val, config=config, progress_cb=progress_cb,
+                                  should_stop=should_stop)
+        self.__dict__.update(built.__dict__)
+        self.model_type = "ensemble"
+        return self.metrics
+
+    def _combine(self, probs: list[np.ndarray]) -> np.ndarray:
+        return np.tensordot(np.asarray(self.weights), np.stack(probs), axes=1)
+
+    def predict_proba(self, texts: list[str]) -> np.ndarray:
+        if not self.members:
+            raise RuntimeError("Ensemble has no members")
+        return self._combine([m.predict_proba(texts) for m in self.members])
+
+    def save(self, path: str) -> None:
+        def write(tmp: Path) -> None:
+            for i, member in enumerate(self.members):
+                member.save(str(tmp / MEMBERS_DIR / str(i)))
+
+        manifest = self._manifest()
+        manifest["weights"] = self.weights
+        manifest["members"] = [m.model_type for m in self.members]
+        atomic_save(path, write, manifest)
+
+    @classmethod
+    def load(cls, path: str, manifest: dict[str, Any]) -> EnsembleClassifier:
+        from classification.ml_models import load_classifier
+
+        clf = cls(manifest["model_type"])
+        clf._restore(manifest)
+        clf.weights = [float(w) for w in manifest["weights"]]
+        clf.members = [load_classifier(str(Path(path) / MEMBERS_DIR / str(i)))
+                       for i in range(len(manifest["members"]))]
+        return clf

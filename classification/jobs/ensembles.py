@@ -1,0 +1,47 @@
+"""Combining trained models of one dataset into an ensemble, trained as a normal job.
+
+Tuning an ensemble means scoring each member on validation, which for a transformer needs
+torch: it runs on the training worker like any job, never in the web process. The members'
+artifacts are named in the job (an internal setting) and embedded in the ensemble's own
+artifact when it is saved, so the ensemble does not change when a member does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from classification.jobs.lifecycle import training_job_create
+from classification.models import MLModel, TrainingJob
+
+MIN_MEMBERS, MAX_MEMBERS = 2, 8
+
+
+def ensemble_create(*, owner: Any, member_ids: list[int], name: str = "") -> TrainingJob:
+    """A queued ensemble job for the owner's trained models; ValueError says what is wrong."""
+    ids = list(dict.fromkeys(int(i) for i in member_ids))
+    if not MIN_MEMBERS <= len(ids) <= MAX_MEMBERS:
+        raise ValueError(f"Choose between {MIN_MEMBERS} and {MAX_MEMBERS} different trained "
+                         f"models to combine (got {len(ids)}).")
+    found = {m.pk: m for m in MLModel.objects.select_related("dataset").filter(
+        pk__in=ids, owner=owner)}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise ValueError(f"No model of yours has the id {missing[0]}.")
+    members = [found[i] for i in ids]
+    untrained = [m.name for m in members if not m.is_trained]
+    if untrained:
+        raise ValueError(f"Only trained models can be combined; {untrained[0]!r} is not.")
+    nested = [m.name for m in members if m.model_type == "ensemble"]
+    if nested:
+        raise ValueError(f"{nested[0]!r} is itself an ensemble; combine its members instead.")
+    datasets = {m.dataset_id for m in members}
+    if len(datasets) != 1 or None in datasets:
+        raise ValueError("Members must be trained on the same dataset: the ensemble is tuned "
+                         "on that dataset's validation split and judged on its test split.")
+    dataset = members[0].dataset
+    return training_job_create(
+        owner=owner, dataset=dataset, model_type="ensemble",
+        name=name or f"Ensemble of {', '.join(m.name for m in members)}"[:200],
+        config={}, internal={"member_paths": [m.artifact_path for m in members],
+                             "member_ids": ids},
+    )

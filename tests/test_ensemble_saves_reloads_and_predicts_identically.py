@@ -1,0 +1,81 @@
+"""An ensemble of trained models saves with its members embedded, loads back through the
+registry and predicts exactly as before; its weights are tuned on validation, sum to 1, and it
+scores at least as well there as its best member. Mismatched members are refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from classification.engine.ensemble import EnsembleClassifier
+from classification.ml_models import TextData, TrainConfig, create_classifier, load_classifier
+
+
+def fitted(model_type: str, train: TextData, val: TextData, labels: list[str],
+           multi: bool = True):
+    clf = create_classifier(model_type)
+    clf.fit(train, val, TrainConfig(label_names=labels, multi_label=multi), lambda e: None,
+            lambda: False)
+    return clf
+
+
+def label_space(*parts: TextData) -> list[str]:
+    return sorted({label for data in parts for row in data.labels for label in row})
+
+
+def test_an_ensemble_round_trips_and_beats_or_ties_its_best_member_on_validation(
+        demo_split: tuple[TextData, TextData, TextData], tmp_path: Path) -> None:
+    train, val, test = demo_split
+    labels = label_space(train, val)
+    members = [fitted(t, train, val, labels) for t in ("tfidf_logreg", "tfidf_svm")]
+    ensemble = EnsembleClassifier.from_members(
+        members, val=val, config=TrainConfig(label_names=labels, multi_label=True))
+    assert sum(ensemble.weights) == pytest.approx(1.0)
+    assert all(w >= 0 for w in ensemble.weights)
+    best_member = max(m.evaluate(val)["macro_f1"] for m in members)
+    assert ensemble.evaluate(val)["macro_f1"] >= best_member - 1e-9
+    assert [row["model_type"] for row in ensemble.metrics["members"]] == [
+        "tfidf_logreg", "tfidf_svm"]
+
+    ensemble.save(str(tmp_path / "ensemble"))
+    loaded = load_classifier(str(tmp_path / "ensemble"))
+    assert isinstance(loaded, EnsembleClassifier)
+    assert loaded.weights == ensemble.weights
+    assert loaded.thresholds == ensemble.thresholds
+    assert np.array_equal(loaded.predict_proba(test.texts), ensemble.predict_proba(test.texts))
+    assert loaded.predict(test.texts) == ensemble.predict(test.texts)
+    assert loaded.evaluate(test) == ensemble.evaluate(test)
+    # Embedded, not referenced: the members live inside the ensemble's own folder.
+    assert sorted(p.name for p in (tmp_path / "ensemble" / "members").iterdir()) == ["0", "1"]
+
+
+def test_a_single_label_ensemble_round_trips_too(
+        demo_split: tuple[TextData, TextData, TextData], tmp_path: Path) -> None:
+    train, val, test = (TextData(d.texts, [row[:1] for row in d.labels]) for d in demo_split)
+    labels = label_space(train, val)
+    members = [fitted(t, train, val, labels, multi=False) for t in ("tfidf_logreg", "tfidf_svm")]
+    ensemble = EnsembleClassifier.from_members(members, val=val,
+                                               config=TrainConfig(label_names=labels))
+    ensemble.save(str(tmp_path / "single"))
+    loaded = load_classifier(str(tmp_path / "single"))
+    assert loaded.predict(test.texts) == ensemble.predict(test.texts)
+    assert all(len(p["labels"]) == 1 for p in loaded.predict(test.texts))
+
+
+def test_members_must_share_a_label_space_and_cannot_nest(
+        demo_split: tuple[TextData, TextData, TextData]) -> None:
+    train, val, _ = demo_split
+    labels = label_space(train, val)
+    a = fitted("tfidf_logreg", train, val, labels)
+    b = fitted("tfidf_svm", train, val, labels[::-1])
+    with pytest.raises(ValueError, match="share one label space"):
+        EnsembleClassifier.from_members([a, b], val=val, config=TrainConfig(label_names=labels))
+    with pytest.raises(ValueError, match="at least two"):
+        EnsembleClassifier.from_members([a], val=val, config=TrainConfig(label_names=labels))
+    pair = EnsembleClassifier.from_members([a, a], val=val,
+                                           config=TrainConfig(label_names=labels))
+    with pytest.raises(ValueError, match="cannot contain another ensemble"):
+        EnsembleClassifier.from_members([pair, a], val=val,
+                                        config=TrainConfig(label_names=labels))
