@@ -291,11 +291,12 @@ def _finish(dataset: Dataset, parsed: _Parsed, workdir: Path, *, ratios, seed: i
     hints = parsed.split_hints
     if m.split:
         codes = np.array([SPLITS.index(h) for h in hints], dtype=np.int8)
-        split_info = {"method": f"from column '{m.split}'", "notes": []}
+        split_info = {"method": f"from column '{m.split}'",
+                      "notes": _straddling_notes(builder.groups(), codes)}
     else:
         result = split_assign(
             label_matrix=y if y is not None else np.zeros((len(hints), 0), dtype=np.uint8),
-            multilabel=multilabel, ratios=ratios, seed=seed,
+            multilabel=multilabel, ratios=ratios, seed=seed, groups=builder.groups(),
         )
         codes = result.codes
         split_info = {"method": result.method, "notes": result.notes}
@@ -320,6 +321,18 @@ def _finish(dataset: Dataset, parsed: _Parsed, workdir: Path, *, ratios, seed: i
     dataset.label_counts = report.get("label_counts", {})
     dataset.split_sizes = sizes
     dataset.report = report
+
+
+def _straddling_notes(groups: np.ndarray, codes: np.ndarray) -> list[str]:
+    """The file chose the splits: say how many repeated texts it put in two splits at once."""
+    splits_per_group: dict[int, set[int]] = {}
+    for group, code in zip(groups.tolist(), codes.tolist(), strict=True):
+        splits_per_group.setdefault(group, set()).add(code)
+    straddling = sum(len(found) > 1 for found in splits_per_group.values())
+    if not straddling:
+        return []
+    return [f"{straddling} text(s) appear in more than one of the file's splits (ignoring "
+            "case, spacing and punctuation): test scores on them measure memory, not skill."]
 
 
 def _labels_parse_all(

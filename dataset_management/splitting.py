@@ -43,11 +43,17 @@ def split_assign(
     multilabel: bool,
     ratios: tuple[float, float, float],
     seed: int,
+    groups: np.ndarray | None = None,
 ) -> SplitResult:
     """Stratified where possible: iterative stratification for multi-label, sklearn otherwise.
 
-    label_matrix is rows x labels (0/1), or None for an unlabelled dataset.
+    label_matrix is rows x labels (0/1), or None for an unlabelled dataset. groups gives each
+    row a group id (rows with the same normalised text share one): a group never straddles two
+    splits, or a test score would reward remembering the training rows.
     """
+    if groups is not None and len(groups) and len(np.unique(groups)) < len(groups):
+        return _split_groups(label_matrix=label_matrix, multilabel=multilabel, ratios=ratios,
+                             seed=seed, groups=np.asarray(groups))
     n = 0 if label_matrix is None else label_matrix.shape[0]
     codes = np.zeros(n, dtype=np.int8)
     _, r_val, r_test = ratios
@@ -73,6 +79,23 @@ def split_assign(
     if notes:
         method = f"{method} (partly random)"
     return SplitResult(codes, method, notes)
+
+
+def _split_groups(*, label_matrix: np.ndarray | None, multilabel: bool,
+                  ratios: tuple[float, float, float], seed: int,
+                  groups: np.ndarray) -> SplitResult:
+    """Split one row per group, labelled with the union of its rows' labels, then broadcast."""
+    ids, inverse = np.unique(groups, return_inverse=True)
+    group_y = None
+    if label_matrix is not None:
+        group_y = np.zeros((len(ids), label_matrix.shape[1]), dtype=label_matrix.dtype)
+        np.maximum.at(group_y, inverse, label_matrix)
+    result = split_assign(label_matrix=group_y, multilabel=multilabel, ratios=ratios, seed=seed)
+    grouped = len(groups) - len(ids)
+    note = (f"{grouped} row(s) repeat another row's text (ignoring case, spacing and "
+            f"punctuation): the {len(ids)} distinct texts were split, each with all its rows.")
+    return SplitResult(result.codes[inverse].astype(np.int8), result.method,
+                       [*result.notes, note])
 
 
 def _split(idx, y, n_out, seed, method, notes):

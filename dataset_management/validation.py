@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .normalize import text_key
 from .readers.errors import names_listed
 
 MAX_EXAMPLES = 5
@@ -43,11 +44,19 @@ class ReportBuilder:
         self.source_rows.append(row)
         self.chars.append(len(text))
         self.words.append(len(text.split()))
-        digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        # Case, spacing and punctuation variants are the same article (normalize.text_key).
+        digest = hashlib.blake2b(text_key(text).encode(), digest_size=16).digest()
         first = self._first_row_by_text.setdefault(digest, index)
         if first != index:
             self.duplicate_pairs.append((first, index))
         return index
+
+    def groups(self) -> np.ndarray:
+        """Per kept row, the index of the first row with the same text: its group's id."""
+        ids = np.arange(len(self.chars), dtype=np.int64)
+        for first, index in self.duplicate_pairs:
+            ids[index] = first
+        return ids
 
     def finish(self, *, labels: list[tuple[str, ...]] | None, label_names: list[str],
                label_matrix: np.ndarray | None) -> dict[str, Any]:
@@ -101,7 +110,8 @@ class ReportBuilder:
         ]
         if self.duplicate_pairs:
             self.warnings.append(
-                f"{len(self.duplicate_pairs)} row(s) repeat an earlier row's text exactly"
+                f"{len(self.duplicate_pairs)} row(s) repeat an earlier row's text (ignoring case, "
+                "spacing and punctuation); each such group is kept in one split"
                 + (f"; {len(conflicting)} of those texts carry conflicting labels." if conflicting
                    else ".")
             )
