@@ -43,6 +43,8 @@ def import_demo(scratch: Path) -> tuple[Any, Any, Any, list[str], bool]:
         SQLITE_PATH=str(scratch / "db.sqlite3"), MEDIA_ROOT=str(scratch / "media"),
         LOG_LEVEL="WARNING",
     )
+    # A throwaway database on this machine: a fixed key is fine, and no .env is needed.
+    os.environ.setdefault("SECRET_KEY", "evaluate-quality-throwaway-key-not-for-serving")
     sys.path.insert(0, str(ROOT))
     import django
 
