@@ -31,6 +31,7 @@ def report_summary(report: dict[str, Any]) -> dict[str, Any]:
         "warnings": report.get("warnings") or [],
         "notes": [*(report.get("notes") or []), *((report.get("split") or {}).get("notes") or [])],
         "split_method": str((report.get("split") or {}).get("method", "")).replace("_", " "),
+        "conflicts_resolved": report.get("conflicts_resolved"),
     }
 
 

@@ -10,4 +10,6 @@ urlpatterns = [
     path("<int:pk>/", views.dataset_detail, name="detail"),
     path("<int:pk>/delete/", views.dataset_delete, name="delete"),
     path("<int:pk>/export/", views.dataset_export, name="export"),
+    path("<int:pk>/resolve-conflicts/", views.dataset_resolve_conflicts,
+         name="resolve_conflicts"),
 ]

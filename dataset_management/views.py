@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from core.diskspace import DiskFull, disk_full_refused
 from core.paging import page_of
-from dataset_management import selectors, services
+from dataset_management import conflicts, selectors, services
 from dataset_management.export import EXPORT_FORMATS, export_response
 from dataset_management.export import dataset_export as dataset_export_make
 from dataset_management.forms import DatasetConfirmForm, DatasetUploadForm
@@ -276,6 +276,20 @@ def dataset_export(request: HttpRequest, pk: int) -> HttpResponseBase:
         raise Http404("No such format, or the dataset's rows are gone.")
     return export_response(dataset_export_make(dataset=dataset, fmt=fmt,
                                                prefix=settings.EXPORT_LABEL_PREFIX))
+
+
+@login_required
+@require_POST
+def dataset_resolve_conflicts(request: HttpRequest, pk: int) -> HttpResponse:
+    dataset = owned_dataset(request, pk)
+    try:
+        resolved = conflicts.dataset_resolve_conflicts(
+            dataset=dataset, rule=request.POST.get("rule", ""), owner=request.user)
+    except (ValueError, DatasetFileError) as exc:
+        messages.error(request, str(exc))
+        return redirect("datasets:detail", pk=dataset.pk)
+    messages.success(request, f"Made “{resolved.name}” with the conflicts resolved.")
+    return redirect("datasets:detail", pk=resolved.pk)
 
 
 @login_required
