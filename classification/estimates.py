@@ -19,6 +19,7 @@ from django.db.models.functions import Cast
 
 from classification.engine.registry import REGISTRY
 from classification.models import TrainingJob
+from dataset_management.models import Dataset
 
 GPU_SPEEDUP = {"cuda": 25.0, "mps": 4.0, "cpu": 1.0}
 # Subword tokens per word of biomedical English with a general vocabulary (MiniLM, BERT),
@@ -84,19 +85,25 @@ def observed_rates(*, plan: dict[str, Any], limit: int = 30) -> dict[str, float]
     training_estimate_seconds solved for the rate, using the newest finished job of each type;
     runs whose duration is mostly the fixed overhead are skipped, as they say little of speed.
     """
-    rows = (
+    rows = list(
         TrainingJob.objects.filter(status=TrainingJob.Status.COMPLETED,
                                    started_at__isnull=False, finished_at__isnull=False)
         .order_by("-finished_at")
-        .annotate(p95_words=Cast(KT("ml_model__dataset__report__text_length__words__p95"),
-                                 FloatField()))
         .values_list("ml_model__model_type", "ml_model__dataset__split_sizes", "config",
-                     "current_epoch", "started_at", "finished_at", "p95_words")[:limit]
+                     "current_epoch", "started_at", "finished_at", "ml_model__dataset_id")[:limit]
+    )
+    # A key path inside a related row's JSON is not portable (PostgreSQL reads it as a path into
+    # the foreign key), so each dataset's length figure is read from its own row.
+    p95_by_dataset = dict(
+        Dataset.objects.filter(pk__in={row[-1] for row in rows})
+        .annotate(p95_words=Cast(KT("report__text_length__words__p95"), FloatField()))
+        .values_list("pk", "p95_words")
     )
     threads = max(1, int(plan.get("threads") or 1))
     device = str(plan.get("device", "cpu"))
     found: dict[str, float] = {}
-    for model_type, sizes, config, epochs, started, finished, p95_words in rows:
+    for model_type, sizes, config, epochs, started, finished, dataset_id in rows:
+        p95_words = p95_by_dataset.get(dataset_id)
         spec = REGISTRY.get(model_type)
         if spec is None or model_type in found or not sizes or not sizes.get("train"):
             continue
