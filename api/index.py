@@ -14,6 +14,7 @@ ENDPOINTS = [
     ("token", "POST username and password for a token; send it as 'Authorization: Token ...'"),
     ("dataset_list", "your datasets; POST a file (multipart) to import one"),
     ("model_list", "your models"),
+    ("model_ensemble", "POST member_ids (trained models of one dataset) to combine them"),
     ("job_list", "training jobs; POST to train a model"),
     ("batch_list", "batch classifications; POST a file to /api/models/<id>/batches/"),
     ("schema", "the OpenAPI schema"),

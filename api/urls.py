@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import batches, explain, review, views
+from api import batches, ensembles, explain, review, views
 from api.auth import TokenObtainApi
 from api.docs import OfflineSwaggerView
 from api.index import ApiIndex
@@ -13,6 +13,7 @@ urlpatterns = [
     path("datasets/", views.DatasetListCreateApi.as_view(), name="dataset_list"),
     path("datasets/<int:pk>/", views.DatasetDetailApi.as_view(), name="dataset_detail"),
     path("models/", views.ModelListCreateApi.as_view(), name="model_list"),
+    path("models/ensemble/", ensembles.EnsembleCreateApi.as_view(), name="model_ensemble"),
     path("models/<int:pk>/", views.ModelDetailApi.as_view(), name="model_detail"),
     path("models/<int:pk>/metrics/", views.ModelMetricsApi.as_view(), name="model_metrics"),
     path("models/<int:pk>/predict/", views.ModelPredictApi.as_view(), name="model_predict"),

@@ -84,6 +84,8 @@ def send(api: APIClient, example: Example, ids: dict[str, Any]) -> Any:
     body = dict(example.value)
     if "dataset" in body:
         body["dataset"] = ids[("datasets", "id")]
+    if "member_ids" in body:
+        body["member_ids"] = ids[("models", "member_ids")]
     if example.media_type == "application/json":
         return getattr(api, example.method)(url, body, format="json")
     assert example.media_type == "multipart/form-data", example
@@ -104,8 +106,12 @@ def test_every_request_example_in_the_docs_is_answered_without_a_400(
     get_user_model().objects.create_user("demo", "demo@example.org", "medlitbot-demo")
     dataset = rows.dataset(user)
     job = rows.job(trained_model)
+    # A second model of the same dataset, so the ensemble example has two members.
+    twin = rows.model(user, trained_model.dataset, name="Twin",
+                      artifact_path=trained_model.artifact_path,
+                      label_names=trained_model.label_names)
     ids = {("datasets", "id"): dataset.pk, ("models", "id"): trained_model.pk,
-           ("jobs", "id"): job.pk}
+           ("models", "member_ids"): [trained_model.pk, twin.pk], ("jobs", "id"): job.pk}
     examples = list(request_examples(read_schema(api)))
     assert len(examples) >= 9, [str(e) for e in examples]
 

@@ -6,6 +6,7 @@ foreign models are refused with the reason, and nothing is created."""
 from __future__ import annotations
 
 import pytest
+from django.template.loader import render_to_string
 from django.urls import reverse
 
 from classification import services
@@ -54,12 +55,23 @@ def test_the_compare_page_combines_two_models_into_an_ensemble_that_outlives_the
     assert html.count(">tfidf_") >= 2
     before = services.mlmodel_predict(ml_model=ensemble, texts=["coronary heart failure"])
 
+    # The include the model page uses needs only the model: weights and member scores come
+    # from the artifact, names from the model's parameters.
+    card = render_to_string("classification/includes/ensemble_members.html", {"model": ensemble})
+    assert 'id="ensemble-members"' in card
+    assert card.count("/models/") >= 2
+    assert "This ensemble" in card
+    assert render_to_string("classification/includes/ensemble_members.html",
+                            {"model": members[0]}).strip() == ""
+
     mlmodel_delete(ml_model=members[0])
     clear_classifier_cache()  # read the ensemble back from disk, without the deleted member
     after = services.mlmodel_predict(ml_model=ensemble, texts=["coronary heart failure"])
     assert after == before
     assert "deleted (its copy lives on" in alice_client.get(
         reverse("classification:model_detail", args=[ensemble.pk])).content.decode()
+    card = render_to_string("classification/includes/ensemble_members.html", {"model": ensemble})
+    assert "tfidf_logreg <span class=\"muted\">deleted (its copy lives on" in card
 
 
 @pytest.mark.django_db
@@ -78,6 +90,10 @@ def test_models_of_different_datasets_untrained_or_foreign_are_refused(
     response = alice_client.post(reverse("classification:ensemble_create"),
                                  {"ids": [a.pk, b.pk]}, follow=True)
     assert "same dataset" in response.content.decode()
+    page = alice_client.get(reverse("classification:model_compare"), {"ids": [a.pk, b.pk]})
+    html = page.content.decode()
+    assert "different test rows, so their scores are not comparable" in html
+    assert 'id="ensemble-form"' not in html
     assert not MLModel.objects.filter(model_type="ensemble").exists()
     assert not TrainingJob.objects.exists()
     with pytest.raises(ValueError, match="Compare page"):

@@ -234,7 +234,7 @@ def test_compare_marks_the_best_score_and_warns_about_different_datasets(alice_c
                             {"ids": [a.pk, b.pk]}).content.decode()
     assert '<td class="num best">0.810</td>' in page  # micro-F1: higher wins
     assert '<td class="num best">0.010</td>' in page  # Hamming loss: lower wins
-    assert "tested on different datasets" in page
+    assert "scored on different test rows, so their scores are not comparable" in page
 
 
 def test_list_pages_run_a_fixed_number_of_queries(alice_client, user, rows,

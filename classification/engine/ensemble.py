@@ -18,7 +18,7 @@ import numpy as np
 
 from .artifacts import atomic_save
 from .base import BaseClassifier
-from .decisions import single_label_choice
+from .decisions import single_label_choice, tune_class_offsets
 from .metrics import apply_thresholds, encode_labels, tune_thresholds
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
 
@@ -37,10 +37,13 @@ def _macro_f1(truth: np.ndarray, pred: np.ndarray) -> float:
 
 
 def _decide(prob: np.ndarray, truth: np.ndarray, multi_label: bool) -> np.ndarray:
-    """Indicator predictions, with this weighting's own per-label thresholds if multi-label."""
+    """Indicator predictions as the finished model would make them: with this weighting's own
+    per-label thresholds (multi-label) or per-class offsets (single-label), as _tune sets them.
+    Scoring plain argmax here instead could let a member whose offsets help beat the ensemble."""
     if multi_label:
         return apply_thresholds(prob, tune_thresholds(truth, prob))
-    return np.eye(prob.shape[1], dtype=np.int64)[single_label_choice(prob)]
+    offsets = tune_class_offsets(truth.argmax(axis=1), prob)
+    return np.eye(prob.shape[1], dtype=np.int64)[single_label_choice(prob, offsets)]
 
 
 def _weightings(n: int) -> list[np.ndarray]:
@@ -97,10 +100,12 @@ class EnsembleClassifier(BaseClassifier):
             raise ValueError("An ensemble cannot contain another ensemble; add its members.")
         first = members[0]
         for member in members[1:]:
+            # Probabilities are summed column by column: the columns must mean the same labels.
             if list(member.label_names) != list(first.label_names) or (
                     member.multi_label != first.multi_label):
                 raise ValueError(
-                    f"Members must share one label space: {member.model_type} has "
+                    f"Members must share one label space (the same labels in the same order, "
+                    f"and both single- or multi-label): {member.model_type} has "
                     f"{member.label_names}, {first.model_type} has {first.label_names}.")
         started = time.perf_counter()
         clf = cls()
@@ -148,8 +153,10 @@ class EnsembleClassifier(BaseClassifier):
         members = [load_classifier(path) for path in config.member_paths]
         built = self.from_members(members, val=val, config=config, progress_cb=progress_cb,
                                   should_stop=should_stop)
+        # Become the tuned ensemble, keeping the device plan the job made (the job records it).
+        plan, model_type = self.device_plan, self.model_type
         self.__dict__.update(built.__dict__)
-        self.model_type = "ensemble"
+        self.device_plan, self.model_type = plan, model_type
         return self.metrics
 
     def _combine(self, probs: list[np.ndarray]) -> np.ndarray:

@@ -43,6 +43,11 @@ class ExplanationUnavailable(ValueError):
 
 def explanation_method(classifier: Any) -> str:
     """LINEAR or GRADIENTS for this classifier; ExplanationUnavailable for anything else."""
+    if getattr(classifier, "members", None) is not None:
+        # Members explain in different units (TF-IDF terms, gradients): no honest weighted sum.
+        raise ExplanationUnavailable(
+            "An ensemble's predictions cannot be explained: its members weigh words in "
+            "different ways. Explain one of its member models instead.")
     if getattr(classifier, "vectorizer", None) is not None and _head(classifier) is not None:
         return LINEAR
     if getattr(classifier, "model", None) is not None and getattr(classifier, "tokenizer", None):

@@ -8,6 +8,8 @@ artifact when it is saved, so the ensemble does not change when a member does.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from classification.jobs.lifecycle import training_job_create
@@ -38,10 +40,52 @@ def ensemble_create(*, owner: Any, member_ids: list[int], name: str = "") -> Tra
     if len(datasets) != 1 or None in datasets:
         raise ValueError("Members must be trained on the same dataset: the ensemble is tuned "
                          "on that dataset's validation split and judged on its test split.")
+    # Caught here rather than as a failed job on the worker a minute later.
+    lost = [m.name for m in members if not Path(m.artifact_path, "manifest.json").is_file()]
+    if lost:
+        raise ValueError(f"The files of {lost[0]!r} are missing; retrain it before combining.")
     dataset = members[0].dataset
     return training_job_create(
         owner=owner, dataset=dataset, model_type="ensemble",
         name=name or f"Ensemble of {', '.join(m.name for m in members)}"[:200],
-        config={}, internal={"member_paths": [m.artifact_path for m in members],
-                             "member_ids": ids},
+        config={}, internal={
+            "member_paths": [m.artifact_path for m in members],
+            # For the ensemble's page once a member is renamed or deleted; not settings.
+            "member_ids": ids,
+            "member_names": [m.name for m in members],
+            "member_types": [m.model_type for m in members],
+        },
     )
+
+
+def ensemble_member_rows(
+    *, ml_model: MLModel, manifest: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """An ensemble's members as it was trained: [{"model_type", "weight",
+    "validation_macro_f1", "name", "model" (the live MLModel, None once deleted)}].
+
+    Weights and scores come from the artifact's manifest, which the job wrote; names and ids
+    from the model's parameters, which ensemble_create wrote. [] for any other model.
+    `manifest` spares a second read when the caller has it.
+    """
+    if ml_model.model_type != "ensemble":
+        return []
+    params = ml_model.parameters or {}
+    ids, names = params.get("member_ids") or [], params.get("member_names") or []
+    if manifest is None:
+        manifest = _manifest(ml_model)
+    rows = (manifest.get("metrics") or {}).get("members") or []
+    alive = {m.pk: m for m in MLModel.objects.filter(owner=ml_model.owner_id, pk__in=ids)}
+    return [{**row, "model": alive.get(ids[i]) if i < len(ids) else None,
+             "name": names[i] if i < len(names) else ""}
+            for i, row in enumerate(rows)]
+
+
+def _manifest(ml_model: MLModel) -> dict[str, Any]:
+    path = Path(ml_model.artifact_path or "", "manifest.json")
+    if not ml_model.artifact_path or not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}

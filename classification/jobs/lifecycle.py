@@ -95,7 +95,7 @@ def training_job_create(
         raise ValueError(f"Unknown model type {model_type!r}; choose one of {known}")
     if not ml_models.REGISTRY[model_type].offered and not internal:
         raise ValueError(f"A {model_type} is not trained from a dataset: combine trained models "
-                         "on the Compare page.")
+                         "on the Compare page or with POST /api/models/ensemble/.")
     config = {**config, **(internal or {})}
     if dataset is None:
         raise ValueError("Choose a dataset to train on")

@@ -164,7 +164,6 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ],
         "show_thresholds": model.is_multilabel and bool(thresholds),
         "quality_warnings": quality_warnings(model_type=model.model_type, metrics=metrics),
-        "ensemble_members": _ensemble_members(model, manifest),
         "baseline": metrics.get("baseline"),
         "confusion": confusion_tables(metrics.get("confusion")),
         "mistakes": metrics.get("confident_mistakes") or [],
@@ -232,17 +231,6 @@ def model_compare(request: HttpRequest) -> HttpResponse:
         "mixed_datasets": len({m.dataset_id for m in models}) > 1,
         "combinable": [m for m in models if m.is_trained and m.model_type != "ensemble"],
     })
-
-
-def _ensemble_members(model: MLModel, manifest: dict[str, Any]) -> list[dict[str, Any]]:
-    """An ensemble's members as trained (the manifest), linked to their models while they live."""
-    if model.model_type != "ensemble":
-        return []
-    ids = (model.parameters or {}).get("member_ids") or []
-    rows = (manifest.get("metrics") or {}).get("members") or []
-    alive = {m.pk: m for m in MLModel.objects.filter(owner=model.owner_id, pk__in=ids)}
-    return [{**row, "model": alive.get(ids[i]) if i < len(ids) else None}
-            for i, row in enumerate(rows)]
 
 
 @login_required

@@ -41,8 +41,9 @@ def metric_rows(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
 
 # --- The job page: what applies to this model type, and how long the job took -------------------
 
-# Shown nowhere: the label space is the dataset's, listed on its own page.
-HIDDEN_SETTINGS = frozenset({"label_names"})
+# Shown nowhere: the label space is the dataset's, listed on its own page; an ensemble's member
+# folders are server paths, and its page lists the members by name.
+HIDDEN_SETTINGS = frozenset({"label_names", "member_paths"})
 
 
 def model_kind(model_type: str) -> str:
