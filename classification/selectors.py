@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from django.db.models import FloatField, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from classification.engine.artifacts import MANIFEST
 from classification.jobs import paths
 from classification.models import MLModel, TrainingJob
 
@@ -59,6 +61,28 @@ def training_job_queue_positions() -> dict[int, int]:
         .values_list("pk", flat=True)
     )
     return {pk: position for position, pk in enumerate(ids, start=1)}
+
+
+def mlmodel_artifact_dir(*, ml_model: MLModel) -> Path | None:
+    """The model's artifact folder if it exists; a relative path is under MODEL_ARTIFACT_ROOT."""
+    if not ml_model.artifact_path:
+        return None
+    path = Path(ml_model.artifact_path)
+    if not path.is_absolute():
+        path = Path(settings.MODEL_ARTIFACT_ROOT) / path
+    return path if path.is_dir() else None
+
+
+def mlmodel_manifest(*, ml_model: MLModel) -> dict[str, Any]:
+    """The artifact's manifest.json, or {} when the model has none or it cannot be read."""
+    folder = mlmodel_artifact_dir(ml_model=ml_model)
+    if folder is None:
+        return {}
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
 
 
 def _folder_bytes(folder: Path) -> int:

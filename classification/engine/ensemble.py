@@ -19,7 +19,7 @@ import numpy as np
 from .artifacts import atomic_save
 from .base import BaseClassifier
 from .decisions import single_label_choice, tune_class_offsets
-from .metrics import apply_thresholds, encode_labels, tune_thresholds
+from .metrics import apply_thresholds, encode_labels, macro_f1, tune_thresholds
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
 
 MEMBERS_DIR = "members"
@@ -27,13 +27,6 @@ MEMBERS_DIR = "members"
 # beyond that, coordinate ascent over the same steps.
 WEIGHT_STEP = 0.1
 EXHAUSTIVE_MAX_MEMBERS = 4
-
-
-def _macro_f1(truth: np.ndarray, pred: np.ndarray) -> float:
-    tp = (pred * truth).sum(axis=0)
-    denom = pred.sum(axis=0) + truth.sum(axis=0)
-    f1 = np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
-    return float(f1.mean())
 
 
 def _decide(prob: np.ndarray, truth: np.ndarray, multi_label: bool) -> np.ndarray:
@@ -62,7 +55,7 @@ def tune_weights(probs: list[np.ndarray], truth: np.ndarray, multi_label: bool) 
 
     def score(w: np.ndarray) -> tuple[float, float]:
         prob = np.tensordot(w, stacked, axes=1)
-        return _macro_f1(truth, _decide(prob, truth, multi_label)), -float(np.abs(w - 1 / n).sum())
+        return macro_f1(truth, _decide(prob, truth, multi_label)), -float(np.abs(w - 1 / n).sum())
 
     if n <= EXHAUSTIVE_MAX_MEMBERS:
         return max(_weightings(n), key=score)

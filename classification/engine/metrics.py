@@ -171,6 +171,15 @@ def singlelabel_metrics(
     return metrics
 
 
+def macro_f1(truth: np.ndarray, pred: np.ndarray) -> float:
+    """Macro-F1 of two rows x labels indicator matrices, without sklearn: tuning loops call it
+    thousands of times. A label neither true nor predicted scores 0, as sklearn's does."""
+    tp = (pred * truth).sum(axis=0)
+    denom = pred.sum(axis=0) + truth.sum(axis=0)
+    f1 = np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
+    return float(f1.mean())
+
+
 def tune_thresholds(y_true: np.ndarray, y_prob: np.ndarray, default: float = 0.5) -> list[float]:
     """Per-label threshold maximising that label's F1 on validation data."""
     grid = np.round(np.arange(0.05, 0.951, 0.025), 4)

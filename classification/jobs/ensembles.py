@@ -8,12 +8,12 @@ artifact when it is saved, so the ensemble does not change when a member does.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from classification.jobs.lifecycle import training_job_create
 from classification.models import MLModel, TrainingJob
+from classification.selectors import mlmodel_manifest
 
 MIN_MEMBERS, MAX_MEMBERS = 2, 8
 
@@ -73,19 +73,10 @@ def ensemble_member_rows(
     params = ml_model.parameters or {}
     ids, names = params.get("member_ids") or [], params.get("member_names") or []
     if manifest is None:
-        manifest = _manifest(ml_model)
+        manifest = mlmodel_manifest(ml_model=ml_model)
     rows = (manifest.get("metrics") or {}).get("members") or []
     alive = {m.pk: m for m in MLModel.objects.filter(owner=ml_model.owner_id, pk__in=ids)}
     return [{**row, "model": alive.get(ids[i]) if i < len(ids) else None,
              "name": names[i] if i < len(names) else ""}
             for i, row in enumerate(rows)]
 
-
-def _manifest(ml_model: MLModel) -> dict[str, Any]:
-    path = Path(ml_model.artifact_path or "", "manifest.json")
-    if not ml_model.artifact_path or not path.is_file():
-        return {}
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}

@@ -7,17 +7,15 @@ articles.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from classification.batches import selectors as batch_selectors
 from classification.models import BatchJob, MLModel
 from classification.review import uncertainty
 from classification.review.models import ReviewItem, ReviewRound
+from classification.selectors import mlmodel_manifest
 
 QUEUE_ORDER = ("-uncertainty", "row")
 FILTERS = ("todo", "reviewed", "all")
@@ -101,23 +99,11 @@ def review_suggestions(*, batch: BatchJob, limit: int = 5) -> list[ReviewItem]:
 def review_thresholds(*, ml_model: MLModel) -> dict[str, float]:
     """Each label's decision threshold (multi-label): from the metrics, else the artifact."""
     names = list(ml_model.label_names or [])
-    values = (ml_model.metrics or {}).get("thresholds") or _manifest_thresholds(ml_model)
+    values = ((ml_model.metrics or {}).get("thresholds")
+              or mlmodel_manifest(ml_model=ml_model).get("thresholds") or [])
     if not isinstance(values, list) or len(values) != len(names):
         return dict.fromkeys(names, uncertainty.DEFAULT_THRESHOLD)
     return {name: float(value) for name, value in zip(names, values, strict=True)}
-
-
-def _manifest_thresholds(ml_model: MLModel) -> list[float]:
-    if not ml_model.artifact_path:
-        return []
-    folder = Path(ml_model.artifact_path)
-    if not folder.is_absolute():
-        folder = Path(settings.MODEL_ARTIFACT_ROOT) / folder
-    try:
-        return json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get(
-            "thresholds") or []
-    except (OSError, ValueError, AttributeError):
-        return []
 
 
 def review_item_labels(*, item: ReviewItem, ml_model: MLModel,

@@ -1,10 +1,7 @@
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import FloatField
@@ -96,25 +93,6 @@ def availability(model_type: str) -> dict[str, str]:
     return {"status": info["status"], "label": label, "hint": hint, "detail": info["detail"]}
 
 
-def _artifact_dir(model: MLModel) -> Path | None:
-    if not model.artifact_path:
-        return None
-    path = Path(model.artifact_path)
-    if not path.is_absolute():
-        path = Path(settings.MODEL_ARTIFACT_ROOT) / path
-    return path if path.is_dir() else None
-
-
-def _manifest(model: MLModel) -> dict[str, Any]:
-    folder = _artifact_dir(model)
-    if folder is None or not (folder / "manifest.json").is_file():
-        return {}
-    try:
-        return json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
 def confusion_tables(confusion: Any) -> list[dict[str, Any]]:
     """Heatmap-ready tables: one N x N table (single-label) or one 2 x 2 per label (multi-label)."""
     if not confusion:
@@ -145,7 +123,7 @@ def _heat(*, title: str, labels: list[str], matrix: list[list[int]]) -> dict[str
 def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
     model = owned_model(request, pk)
     metrics = model.metrics or {}
-    manifest = _manifest(model) if model.is_trained else {}
+    manifest = selectors.mlmodel_manifest(ml_model=model) if model.is_trained else {}
     thresholds = metrics.get("thresholds") or manifest.get("thresholds") or []
     label_names = model.label_names or manifest.get("label_names") or []
     per_label = metrics.get("per_label") or {}
@@ -180,7 +158,7 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def model_download(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     model = owned_model(request, pk)
-    folder = _artifact_dir(model) if model.is_trained else None
+    folder = selectors.mlmodel_artifact_dir(ml_model=model) if model.is_trained else None
     if folder is None:
         raise Http404("This model has no trained artifact to download.")
     name = slugify(model.name) or f"model-{model.pk}"
