@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from django.db.models import FloatField
+from django.db.models import FloatField, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
@@ -37,6 +37,12 @@ def effective_length(*, max_length: int, p95_words: float | None) -> float:
     words = p95_words if p95_words and p95_words > 0 else FALLBACK_P95_WORDS
     tokens = words * TOKENS_PER_WORD + SPECIAL_TOKENS
     return float(max(32, min(max_length, tokens)))
+
+
+def with_p95_words(datasets: QuerySet[Dataset]) -> QuerySet[Dataset]:
+    """Each dataset with `p95_words`, its 95th-percentile length in words, read in the query."""
+    return datasets.annotate(
+        p95_words=Cast(KT("report__text_length__words__p95"), FloatField()))
 
 
 def training_estimate_seconds(
@@ -95,8 +101,7 @@ def observed_rates(*, plan: dict[str, Any], limit: int = 30) -> dict[str, float]
     # A key path inside a related row's JSON is not portable (PostgreSQL reads it as a path into
     # the foreign key), so each dataset's length figure is read from its own row.
     p95_by_dataset = dict(
-        Dataset.objects.filter(pk__in={row[-1] for row in rows})
-        .annotate(p95_words=Cast(KT("report__text_length__words__p95"), FloatField()))
+        with_p95_words(Dataset.objects.filter(pk__in={row[-1] for row in rows}))
         .values_list("pk", "p95_words")
     )
     threads = max(1, int(plan.get("threads") or 1))
@@ -122,9 +127,10 @@ def observed_rates(*, plan: dict[str, Any], limit: int = 30) -> dict[str, float]
     return found
 
 
-def estimator_data(*, datasets: Any, presets: dict[str, dict[str, Any]]) -> tuple[
+def estimator_data(*, datasets: QuerySet[Dataset], presets: dict[str, dict[str, Any]]) -> tuple[
         dict[str, Any], dict[str, Any], list[str]]:
     """What the New model page's script needs: (estimator JSON, device plan, measured types)."""
+    datasets = with_p95_words(datasets)
     plan = device_plan_summary()
     measured = observed_rates(plan=plan)
     rates = {key: spec.speed.samples_per_second_per_thread for key, spec in REGISTRY.items()}

@@ -65,13 +65,8 @@ def page_estimate(dataset: Any, model_type: str, config: dict[str, Any]) -> floa
     from classification.estimates import estimator_data, training_estimate_seconds
     from dataset_management.models import Dataset
 
-    row = Dataset.objects.filter(pk=dataset.pk)
-    from django.db.models import FloatField
-    from django.db.models.fields.json import KT
-    from django.db.models.functions import Cast
-
-    row = row.annotate(p95_words=Cast(KT("report__text_length__words__p95"), FloatField()))
-    estimator, plan, _ = estimator_data(datasets=row, presets={})
+    estimator, plan, _ = estimator_data(datasets=Dataset.objects.filter(pk=dataset.pk),
+                                        presets={})
     data = estimator["datasets"][str(dataset.pk)]
     return training_estimate_seconds(
         model_type=model_type, sizes=data["sizes"], epochs=int(config.get("epochs", 3)),

@@ -4,9 +4,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import FloatField
-from django.db.models.fields.json import KT
-from django.db.models.functions import Cast
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -54,10 +51,8 @@ def model_new(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, "Training queued. This page updates as it runs.")
             return redirect("classification:job_detail", pk=job.pk)
-    datasets = (
-        Dataset.objects.filter(owner=request.user)
-        .only("id", "name", "row_count", "split_sizes", "label_names")
-        .annotate(p95_words=Cast(KT("report__text_length__words__p95"), FloatField()))
+    datasets = Dataset.objects.filter(owner=request.user).only(
+        "id", "name", "row_count", "split_sizes", "label_names"
     )
     types = [{**spec.as_dict(), "availability": availability(key)}
              for key, spec in ml_models.REGISTRY.items() if spec.offered]
