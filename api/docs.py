@@ -70,6 +70,15 @@ TRAINING_EXAMPLES = [
                "config": {"epochs": 3, "batch_size": 16, "max_length": 256}},
         description="The bundled transformer; minutes on a GPU, longer on a CPU.",
     ),
+    OpenApiExample(
+        "Find the best model", request_only=True,
+        value={"dataset": 1, "model_type": "search", "name": "Best of 10 minutes",
+               "config": {"time_budget_minutes": 10,
+                          "search_candidates": ["tfidf_logreg", "tfidf_svm", "minilm"]}},
+        description="Tries and tunes the candidates with Optuna within the budget; the job's "
+        "status lists the trials, and the winner becomes this model. Leave out "
+        "search_candidates to try every kind available on the server.",
+    ),
 ]
 
 PREDICT_EXAMPLES = [

@@ -281,7 +281,7 @@ class JobSerializer(ExpandableSerializer):
             "epoch", "total_epochs", "step", "total_steps", "eta_seconds", "loss",
             "heartbeat_at", "heartbeat_age_seconds", "attempt", "cancel_requested",
             "is_active", "is_resumable", "reason", "reason_plain", "config", "device_plan",
-            "created_at", "started_at", "finished_at", "updated_at",
+            "leaderboard", "created_at", "started_at", "finished_at", "updated_at",
             "history", "history_length", "history_reset", "log_tail",
         ]
         read_only_fields = fields[:-4]  # all but the expandable ones, which are optional
@@ -290,6 +290,9 @@ class JobSerializer(ExpandableSerializer):
                                     "when it crashed)."},
             "attempt": {"help_text": "1, and one more at each resume."},
             "config": {"help_text": "The training settings of this run."},
+            "leaderboard": {"help_text": "A model search's trials, best first: number, "
+                                         "model_type, params, value (validation macro-F1), "
+                                         "state, seconds, note. Empty for other jobs."},
         }
 
     def computed_expansions(self) -> tuple[str, ...]:

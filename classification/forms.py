@@ -49,8 +49,9 @@ def _setting_field(spec: Any) -> forms.Field:
     if spec.type is str:
         return forms.CharField(required=False, max_length=500, label=spec.label,
                                help_text=spec.help)
+    default = "kind's default" if spec.default is None else f"{spec.default:g}"
     attrs = {"min": f"{spec.minimum:g}", "max": f"{spec.maximum:g}",
-             "step": "1" if spec.type is int else "any", "placeholder": f"{spec.default:g}"}
+             "step": "1" if spec.type is int else "any", "placeholder": default}
     return forms.CharField(required=False, label=spec.label, help_text=spec.help,
                            widget=forms.NumberInput(attrs=attrs))
 
@@ -148,3 +149,34 @@ class BatchForm(FileUploadForm):
         required=False, label="Add a top_terms column",
         help_text="The words that drove each label, per article. Instant for TF-IDF models; "
         "about 1–2 s per article for a transformer.")
+
+
+class SearchForm(forms.Form):
+    """Find the best model: a dataset, a time budget and the kinds to try."""
+
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), empty_label=None)
+    time_budget_minutes = forms.FloatField(
+        min_value=0.1, max_value=1440, initial=10, label="Time budget (minutes)",
+        help_text="Trials stop when it is spent; the best model found by then is kept. "
+        "At least one trial always finishes, so a search never ends empty-handed.")
+    candidates = forms.MultipleChoiceField(
+        choices=[], widget=forms.CheckboxSelectMultiple, label="Candidates",
+        help_text="One kind makes a plain hyperparameter search for it.")
+    ensemble = forms.BooleanField(
+        required=False, initial=True, label="Consider an ensemble",
+        help_text="Of the best model of each kind, kept only when it beats them on validation.")
+    name = forms.CharField(max_length=200, required=False,
+                           help_text="Leave empty to name it after the dataset.")
+
+    def __init__(self, *args: Any, owner: Any, available: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["dataset"].queryset = Dataset.objects.filter(owner=owner).exclude(
+            label_names=[])
+        self.fields["candidates"].choices = [(k, REGISTRY[k].label) for k in available]
+        self.fields["candidates"].initial = list(available)
+
+    def clean_dataset(self) -> Dataset:
+        dataset = self.cleaned_data["dataset"]
+        if not dataset.is_trainable:
+            raise forms.ValidationError("This dataset needs at least two labels to train on.")
+        return dataset

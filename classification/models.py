@@ -159,6 +159,9 @@ class TrainingJob(models.Model):
 
     reason = models.TextField(blank=True)
     metrics_history = models.JSONField(default=list, blank=True)
+    # A model search's trials as its job page shows them, best first (engine/search.py): a
+    # copy the child writes with its progress; the study itself lives in Optuna's tables.
+    leaderboard = models.JSONField(default=list, blank=True)
     log_tail = models.TextField(blank=True)
     device_plan = models.JSONField(default=dict, blank=True)
     checkpoint_path = models.CharField(max_length=500, blank=True)

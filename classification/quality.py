@@ -27,7 +27,7 @@ def quality_warnings(*, model_type: str, metrics: dict[str, Any]) -> list[str]:
             f"Worse than the TF-IDF baseline: on the validation split this model's macro-F1 is "
             f"{ours:.3f}, while {baseline['model_type']} trained on the same rows in "
             f"{baseline.get('fit_seconds', 0):.0f} s scores {theirs:.3f}. Prefer the baseline, "
-            "or train longer or with a higher learning rate."
+            "or let Find the best model tune it."
         )
     split = metrics.get("evaluated_on", "test")
     for name, row in (metrics.get("per_label") or {}).items():

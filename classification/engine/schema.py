@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TRANSFORMER, EMBEDDING, BASELINE = "transformer", "embedding", "baseline"
-ENSEMBLE = "ensemble"
+ENSEMBLE, SEARCH = "ensemble", "search"
 ALL_KINDS = frozenset({TRANSFORMER, EMBEDDING, BASELINE})
 ENCODER_KINDS = frozenset({TRANSFORMER, EMBEDDING})
 
@@ -101,6 +101,24 @@ class TrainConfig:
         "Measured on the demo data's single-label rows, it never scored below plain "
         "cross-entropy and rescued the rarest class when training was short.",
         label="Class-weighted loss", kinds=frozenset({TRANSFORMER}))
+    regularization_c: float | None = setting(
+        None, help="Inverse regularisation strength C of the linear head (TF-IDF and embedding "
+        "models): larger fits the training rows more closely. Empty: the kind's own default.",
+        label="Regularisation C", minimum=1e-4, maximum=1e4,
+        kinds=frozenset({BASELINE, EMBEDDING}))
+    ngram_max: int = setting(2, help="Longest word n-gram TF-IDF counts (1: single words).",
+                             label="Longest n-gram", minimum=1, maximum=3,
+                             kinds=frozenset({BASELINE}))
+    time_budget_minutes: float = setting(
+        10.0, help="How long a model search may spend trying candidates; the best found in "
+        "that time is kept.", label="Time budget (minutes)", minimum=0.1, maximum=1440.0,
+        kinds=frozenset({SEARCH}), advanced=False)
+    search_candidates: list[str] = setting(
+        help="The model kinds a search tries (one kind: a plain hyperparameter search).",
+        label="Candidates", kinds=frozenset({SEARCH}), advanced=False, default_factory=list)
+    search_ensemble: bool = setting(
+        True, help="Also try an ensemble of the best model of each kind.",
+        label="Consider an ensemble", kinds=frozenset({SEARCH}), advanced=False)
     seed: int = setting(42, help="Random seed, for repeatable runs.", minimum=0,
                         maximum=2**31 - 1, advanced=False)
     use_mps: bool = setting(False, help="Only on Apple Silicon; checked by a smoke test first.",
@@ -115,6 +133,8 @@ class TrainConfig:
         help="An ensemble's member artifacts, named by the service that creates it.",
         who=INTERNAL, kinds=frozenset({ENSEMBLE}), default_factory=list)
     output_dir: str = setting("", help="The job's folder: checkpoints live here.", who=INTERNAL)
+    search_study: str = setting("", help="The search's Optuna study: its job, so a resumed job "
+                                "continues it.", who=INTERNAL, kinds=frozenset({SEARCH}))
     resume_from_checkpoint: str | None = setting(
         None, help="The checkpoint a resumed job continues from.", who=INTERNAL,
         kinds=frozenset({TRANSFORMER}))
@@ -126,10 +146,14 @@ class TrainConfig:
     # Root folder holding pre-placed model dirs (MEDLITBOT_MODEL_DIR/<model_type>).
     model_dir: str | None = setting(None, help="MEDLITBOT_MODEL_DIR.", who=DEPLOYMENT,
                                      kinds=ENCODER_KINDS)
+    # An SQLAlchemy URL for Optuna's storage: the app's own database, never stored in a job.
+    search_storage: str = setting("", help="Where search studies live (the app's database).",
+                                  who=DEPLOYMENT, kinds=frozenset({SEARCH}))
 
     def __post_init__(self) -> None:
         self.label_names = list(self.label_names)
         self.member_paths = list(self.member_paths)
+        self.search_candidates = list(self.search_candidates)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None, *, strict: bool = True) -> TrainConfig:
@@ -237,6 +261,8 @@ def _parse_str(value: Any) -> str:
 
 
 def _parse_list(value: Any) -> list[str]:
+    if isinstance(value, str):  # the CLI's --search-candidates a,b
+        return [part.strip() for part in value.split(",") if part.strip()]
     if not isinstance(value, list | tuple):
         raise ValueError("Enter a list.")
     return [str(v) for v in value]
@@ -245,6 +271,7 @@ def _parse_list(value: Any) -> list[str]:
 _PARSERS = {int: _parse_int, float: _parse_float, bool: _parse_bool, str: _parse_str,
             list: _parse_list}
 _TYPES = {"int": int, "float": float, "bool": bool, "str": str, "str | None": str,
+          "float | None": float,
           "list[str]": list}
 
 

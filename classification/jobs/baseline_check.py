@@ -22,7 +22,8 @@ def validation_baseline(
     config: ml_models.TrainConfig,
 ) -> dict[str, Any] | None:
     """{"model_type", "macro_f1", "micro_f1", "fit_seconds"} on validation, or None."""
-    if ml_models.get_spec(model_type).kind == "baseline" or not any(val.labels):
+    # A search weighs TF-IDF among its own candidates.
+    if ml_models.get_spec(model_type).kind in ("baseline", "search") or not any(val.labels):
         return None
     baseline_config = ml_models.TrainConfig(
         label_names=list(config.label_names), multi_label=config.multi_label, seed=config.seed

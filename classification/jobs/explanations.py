@@ -15,6 +15,7 @@ from typing import Any
 from classification import ml_models
 from classification.engine.explain import LINEAR, ExplanationUnavailable, explanation_method
 from classification.jobs.prediction import _classifier
+from classification.jobs.searches import search_winner
 from classification.models import MLModel
 
 # The Classify form's title (2,000) and abstract (100,000) with the blank line between them.
@@ -40,7 +41,9 @@ __all__ = [
 
 
 def explainable(ml_model: MLModel) -> bool:
-    spec = ml_models.REGISTRY.get(ml_model.model_type)
+    # A search's model is its winner's kind (a TF-IDF winner explains exactly).
+    model_type = search_winner(metrics=ml_model.metrics).get("model_type", ml_model.model_type)
+    spec = ml_models.REGISTRY.get(model_type)
     return spec is not None and spec.kind in EXPLAINABLE_KINDS
 
 

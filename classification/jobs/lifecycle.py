@@ -31,6 +31,13 @@ MODEL_STATUS_AFTER = {
 }
 
 
+def untrained(ml_model_id: int | None) -> Any:
+    """The model's row unless it is trained. Only a search cancelled with its best model kept
+    has a trained model and a resumable job; resuming it leaves that model usable until the
+    search finishes and replaces it."""
+    return MLModel.objects.filter(pk=ml_model_id).exclude(status=MLModel.Status.TRAINED)
+
+
 def job_config(*, ml_model: MLModel, overrides: dict[str, Any] | None) -> dict[str, Any]:
     """The model's parameters overlaid with this run's settings; raises ValueError if unusable."""
     config = {**(ml_model.parameters or {}), **(overrides or {})}
@@ -93,9 +100,13 @@ def training_job_create(
     if model_type not in ml_models.REGISTRY:
         known = ", ".join(sorted(k for k, s in ml_models.REGISTRY.items() if s.offered))
         raise ValueError(f"Unknown model type {model_type!r}; choose one of {known}")
-    if not ml_models.REGISTRY[model_type].offered and not internal:
-        raise ValueError(f"A {model_type} is not trained from a dataset: combine trained models "
+    if model_type == "ensemble" and not internal:
+        raise ValueError("An ensemble is not trained from a dataset: combine trained models "
                          "on the Compare page or with POST /api/models/ensemble/.")
+    if model_type == "search":
+        from classification.jobs.searches import search_candidates_clean
+
+        config["search_candidates"] = search_candidates_clean(config.get("search_candidates"))
     config = {**config, **(internal or {})}
     if dataset is None:
         raise ValueError("Choose a dataset to train on")
@@ -201,7 +212,7 @@ def training_job_fail_to_start(
         )
         if ok:
             model_id = TrainingJob.objects.filter(pk=pk).values_list("ml_model_id", flat=True)
-            MLModel.objects.filter(pk__in=model_id).update(status=MLModel.Status.FAILED)
+            untrained(model_id.first()).update(status=MLModel.Status.FAILED)
     return ok
 
 
@@ -224,9 +235,7 @@ def training_job_claim(*, job: TrainingJob) -> bool:
             reason="",
         )
         if ok:
-            MLModel.objects.filter(pk=job.ml_model_id).update(
-                status=MLModel.Status.TRAINING, updated_at=now
-            )
+            untrained(job.ml_model_id).update(status=MLModel.Status.TRAINING, updated_at=now)
     return ok
 
 
@@ -242,9 +251,7 @@ def training_job_finish(*, job_id: int, target: str, reason: str, **fields: Any)
             ml_model_id = TrainingJob.objects.filter(pk=job_id).values_list(
                 "ml_model_id", flat=True
             ).first()
-            MLModel.objects.filter(pk=ml_model_id).update(
-                status=MODEL_STATUS_AFTER[target], updated_at=now
-            )
+            untrained(ml_model_id).update(status=MODEL_STATUS_AFTER[target], updated_at=now)
     if ok:
         logger.info("job %s -> %s: %s", job_id, target, reason)
     return ok
@@ -258,7 +265,7 @@ def training_job_cancel(*, job: TrainingJob) -> TrainingJob:
             job.pk, source=S.QUEUED, target=S.CANCELLED, cancel_requested=True,
             reason="Cancelled before a worker started it", finished_at=now,
         ):
-            MLModel.objects.filter(pk=job.ml_model_id).update(status=MLModel.Status.PENDING)
+            untrained(job.ml_model_id).update(status=MLModel.Status.PENDING)
         else:
             TrainingJob.objects.filter(pk=job.pk, status=S.RUNNING).update(
                 cancel_requested=True, updated_at=now
@@ -299,7 +306,7 @@ def training_job_resume(*, job: TrainingJob) -> TrainingJob:
                 f"Job {job.pk} is {job.status}: "
                 "only failed, stalled or cancelled jobs can be resumed"
             )
-        MLModel.objects.filter(pk=job.ml_model_id).update(status=MLModel.Status.PENDING)
+        untrained(job.ml_model_id).update(status=MLModel.Status.PENDING)
         job.refresh_from_db()
         _enqueue_on_commit(job)
     return job

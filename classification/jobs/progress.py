@@ -169,7 +169,10 @@ class ProgressWriter:
             )
         if metrics or "learning_rate" in event:
             self.pending["metrics_history"] = self.history[-HISTORY_POINTS:]
-        self.flush(force=phase_changed or bool(metrics) or saving is not None)
+        if event.get("leaderboard") is not None:
+            self.pending["leaderboard"] = event["leaderboard"]
+        self.flush(force=phase_changed or bool(metrics) or saving is not None
+                   or "leaderboard" in event)
         # Fault points (no-ops unless the test settings switch them on).
         if phase in (P.LOADING_MODEL, P.DOWNLOADING):
             faults.maybe_hang("loading")

@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from classification import ml_models
-from classification.jobs import baseline_check, lifecycle, paths
+from classification.jobs import baseline_check, lifecycle, paths, searches
 from classification.jobs.progress import (
     FINAL_TEST,
     VERIFYING,
@@ -79,6 +79,9 @@ def build_config(job: TrainingJob, writer: ProgressWriter) -> ml_models.TrainCon
     config.allow_download = bool(settings.ALLOW_MODEL_DOWNLOAD)
     config.download_timeout = float(settings.MODEL_DOWNLOAD_TIMEOUT)
     config.model_dir = str(settings.MEDLITBOT_MODEL_DIR)
+    if job.ml_model.model_type == searches.SEARCH:
+        config.search_storage = searches.search_storage_url()
+        config.search_study = searches.search_study_name(job=job)
     checkpoint = paths.latest_checkpoint(output_dir) if job.attempt > 1 else None
     config.resume_from_checkpoint = checkpoint
     if job.attempt > 1:
@@ -92,6 +95,12 @@ def build_config(job: TrainingJob, writer: ProgressWriter) -> ml_models.TrainCon
             step=int(os.path.basename(checkpoint).rsplit("-", 1)[-1]), total_steps=job.total_steps
         )
     return config
+
+
+def needs_no_torch(model_type: str, config: ml_models.TrainConfig) -> bool:
+    """A TF-IDF job, or a search over TF-IDF kinds only: scikit-learn alone, CPU only."""
+    kinds = config.search_candidates if model_type == searches.SEARCH else [model_type]
+    return bool(kinds) and all(ml_models.get_spec(k).kind == "baseline" for k in kinds)
 
 
 class StopBeforeEnd(Exception):
@@ -123,15 +132,20 @@ def stopped_reason(writer: ProgressWriter, *, job_id: int, saved: str | None) ->
     return f"Cancelled on request {where}; {paths.resume_note(job_id=job_id)}", newest
 
 
-def complete(job: TrainingJob, *, clf: Any, artifact: Path, metrics: dict[str, Any]) -> bool:
+def complete(job: TrainingJob, *, clf: Any, artifact: Path, metrics: dict[str, Any],
+             kept_reason: str = "") -> bool:
+    """running -> completed, and the model trained with this artifact. With `kept_reason`,
+    running -> cancelled instead, the model still trained: a search stopped on request keeps
+    the best model it found (and Resume continues the search)."""
     from classification.engine.artifacts import library_versions
 
     plan = clf.device_plan.as_dict() if getattr(clf, "device_plan", None) else {}
     now = timezone.now()
+    ending = ({"target": S.CANCELLED, "reason": kept_reason} if kept_reason else
+              {"target": S.COMPLETED, "reason": "", "progress_percentage": 100.0})
     with transaction.atomic():
         ok = TrainingJob.objects.transition(
-            job.pk, source=S.RUNNING, target=S.COMPLETED, phase=P.DONE,
-            progress_percentage=100.0, eta_seconds=0.0, finished_at=now, reason="",
+            job.pk, source=S.RUNNING, phase=P.DONE, eta_seconds=0.0, finished_at=now, **ending,
         )
         if ok:
             MLModel.objects.filter(pk=job.ml_model_id).update(
@@ -149,6 +163,14 @@ def complete(job: TrainingJob, *, clf: Any, artifact: Path, metrics: dict[str, A
     return ok
 
 
+def kept_search_reason(stopped: str, metrics: dict[str, Any]) -> str:
+    winner = searches.search_winner(metrics=metrics)
+    return (f"Cancelled on request: {stopped[0].lower()}{stopped[1:]}. The best model found "
+            f"so far ({winner.get('model_type', '?')}, validation macro-F1 "
+            f"{winner.get('validation_macro_f1', 0.0):.3f}) is saved as this model; the test "
+            "split was not scored. Resume continues the search: the study keeps every trial.")
+
+
 def run_training(*, job_id: int) -> int:
     """Train one job to its end; returns the process exit code."""
     job = TrainingJob.objects.select_related("ml_model__dataset").get(pk=job_id)
@@ -164,7 +186,7 @@ def run_training(*, job_id: int) -> int:
         train, val, test = (load_split(dataset, s) for s in ("train", "validation", "test"))
         writer.line(f"data: {len(train)} train, {len(val)} validation, {len(test)} test rows")
         config = build_config(job, writer)
-        if ml_models.get_spec(job.ml_model.model_type).kind == "baseline":
+        if needs_no_torch(job.ml_model.model_type, config):
             # scikit-learn only: importing torch and transformers here cost ~7 s of a TF-IDF
             # job that fits in one or two, and there is no device to plan.
             from classification.engine.device import plan_cpu_only
@@ -187,18 +209,24 @@ def run_training(*, job_id: int) -> int:
         clf = ml_models.create_classifier(job.ml_model.model_type, device_plan=plan)
         stop_if_asked(writer)  # the imports and the device plan take seconds
         val_metrics = clf.fit(train, val, config, writer.progress_cb, writer.should_stop)
+        # A search stopped on request returns the best model so far: it is saved, not dropped,
+        # and the test split is left for the resumed search (the cancel grace is short).
+        kept = getattr(clf, "stopped_reason", "")
 
         # The final phases are short and cannot be interrupted inside; a cancel asked for during
         # one is honoured at the next boundary, keeping the last epoch's checkpoint.
-        stop_if_asked(writer)
-        writer.set_phase(
-            P.EVALUATING, f"evaluating on the test split ({len(test)} rows)", percent=FINAL_TEST
-        )
-        writer.flush(force=True)
-        test_metrics = clf.evaluate(test) if len(test) else {}
+        if not kept:
+            stop_if_asked(writer)
+            writer.set_phase(
+                P.EVALUATING, f"evaluating on the test split ({len(test)} rows)",
+                percent=FINAL_TEST,
+            )
+            writer.flush(force=True)
+        test_metrics = clf.evaluate(test) if len(test) and not kept else {}
         baseline = baseline_check.validation_baseline(
             model_type=job.ml_model.model_type, train=train, val=val, config=config)
-        stop_if_asked(writer)
+        if not kept:
+            stop_if_asked(writer)
         writer.set_phase(P.SAVING, "saving the model")
         writer.flush(force=True)
         artifact = paths.model_artifact_dir(job.ml_model_id)
@@ -213,6 +241,7 @@ def run_training(*, job_id: int) -> int:
                 **(test_metrics or val_metrics or {}),
                 "evaluated_on": "test" if test_metrics else "validation",
                 "baseline": baseline,
+                **({"search": val_metrics["search"]} if "search" in (val_metrics or {}) else {}),
                 "validation": {
                     k: v
                     for k, v in (val_metrics or {}).items()
@@ -222,8 +251,12 @@ def run_training(*, job_id: int) -> int:
         )
         writer.line("saved and verified: it loads back and predicts")
         writer.flush(force=True)
-        if not complete(job, clf=clf, artifact=artifact, metrics=metrics):
-            # The supervisor ended the job first (stall, cancel): this artifact belongs to no one.
+        reason = kept_search_reason(kept, metrics) if kept else ""
+        ended = complete(job, clf=clf, artifact=artifact, metrics=metrics, kept_reason=reason)
+        # If the supervisor ended the job first (stall, cancel), this artifact belongs to no
+        # one, unless the model already stands on it (a search's kept best).
+        if not ended and not MLModel.objects.filter(
+                pk=job.ml_model_id, status=MLModel.Status.TRAINED).exists():
             shutil.rmtree(artifact, ignore_errors=True)
         return 0
     except (ml_models.TrainingStopped, StopBeforeEnd) as exc:

@@ -50,6 +50,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "single_pass": is_single_pass(job.ml_model.model_type),
         "settings_rows": job_settings(model_type=job.ml_model.model_type, config=job.config),
         "durations": job_durations(job),
+        "is_search": job.ml_model.model_type == "search",
     })
 
 
@@ -62,7 +63,7 @@ def job_progress(request: HttpRequest, pk: int) -> JsonResponse:
     if request.GET.get("history") != "0":  # dashboard rows draw no curves
         fields.append("metrics_history")
     if request.GET.get("log") == "1":  # the job page; the dashboard rows skip these columns
-        fields += ["log_tail", "device_plan"]
+        fields += ["log_tail", "device_plan", "leaderboard"]
     # order_by(): a pk lookup needs no ORDER BY, and compiling one costs more than running it.
     row = next(iter(
         TrainingJob.objects.filter(pk=pk, ml_model__owner_id=request.user.pk)
@@ -109,6 +110,8 @@ def progress_payload(row: dict, *, since: int = 0, last: str | None = None) -> d
         payload["log_tail"] = row["log_tail"]
     if "device_plan" in row:
         payload["device_plan"] = row["device_plan"] or {}
+    if row.get("leaderboard"):
+        payload["leaderboard"] = row["leaderboard"]
     return payload
 
 

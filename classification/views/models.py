@@ -12,8 +12,9 @@ from django.views.decorators.http import require_POST
 
 from classification import ml_models, selectors, services
 from classification.estimates import estimator_data
-from classification.forms import PRESETS, FileUploadForm, TrainingJobCreateForm
+from classification.forms import PRESETS, FileUploadForm, SearchForm, TrainingJobCreateForm
 from classification.jobs.ensembles import ensemble_create as ensemble_create_service
+from classification.jobs.searches import search_candidates_available, search_create
 from classification.models import MLModel, TrainingJob
 from classification.quality import quality_warnings
 from classification.views.presenters import job_settings, metric_rows
@@ -67,6 +68,33 @@ def model_new(request: HttpRequest) -> HttpResponse:
         "measured_types": measured_types,
         "estimator": estimator,
         "has_datasets": bool(datasets),
+    })
+
+
+@login_required
+def search_new(request: HttpRequest) -> HttpResponse:
+    """Find the best model: one job that tries and tunes candidates within a time budget."""
+    available = search_candidates_available()
+    form = SearchForm(request.POST or None, owner=request.user, available=available,
+                      initial={"dataset": request.GET.get("dataset")})
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            job = search_create(owner=request.user, dataset=data["dataset"],
+                                time_budget_minutes=data["time_budget_minutes"],
+                                candidates=data["candidates"], ensemble=data["ensemble"],
+                                name=data["name"])
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "Search queued. Its trials appear here as they finish.")
+            return redirect("classification:job_detail", pk=job.pk)
+    unavailable = [(spec.label, availability(key)["detail"])
+                   for key, spec in ml_models.REGISTRY.items()
+                   if spec.offered and key != "custom" and key not in available]
+    return render(request, "classification/search_new.html", {
+        "form": form, "unavailable": unavailable,
+        "has_datasets": form.fields["dataset"].queryset.exists(),
     })
 
 

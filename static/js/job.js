@@ -130,6 +130,7 @@
       log.textContent = logTail || "No output yet.";
       if (atBottom) log.scrollTop = log.scrollHeight;
     }
+    if (d.leaderboard) renderLeaderboard(d.leaderboard);
     var plan = pick(d, "device_plan", "devicePlan");
     if (plan && plan.device) {
       document.getElementById("device-plan").hidden = false;
@@ -146,6 +147,32 @@
     var history = d.history;
     if (history && (history.length || pick(d, "history_reset", "historyReset"))) addHistory(history, pick(d, "history_reset", "historyReset"));
     else emptyNotes();
+  }
+
+  // A search's trials, best first (templates/classification/includes/leaderboard.html).
+  function renderLeaderboard(rows) {
+    var body = document.getElementById("leaderboard-rows");
+    if (!body || !rows.length) return;
+    body.textContent = "";
+    rows.forEach(function (row) {
+      var params = Object.keys(row.params || {}).map(function (k) {
+        var v = row.params[k];
+        return k + "=" + (typeof v === "number" ? Number(v.toPrecision(4)) : v);
+      }).join(", ");
+      var cells = [row.number, row.model_type, params || "–", fmt(row.value, 3),
+        row.seconds === null || row.seconds === undefined ? "–" : fmt(row.seconds, 1) + " s",
+        row.state + (row.note ? " " + row.note : "")];
+      var labels = ["#", "Model", "Parameters", "Validation macro-F1", "Time", "State"];
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-state", row.state);
+      cells.forEach(function (value, i) {
+        var td = document.createElement("td");
+        td.setAttribute("data-label", labels[i]);
+        td.textContent = value;
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
+    });
   }
 
   function poll() {

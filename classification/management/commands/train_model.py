@@ -30,8 +30,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--dataset", type=int, required=True)
         parser.add_argument("--type", dest="model_type", required=True,
+                            # search: --time-budget-minutes, --search-candidates a,b
                             choices=sorted(k for k, s in ml_models.REGISTRY.items()
-                                           if s.offered))
+                                           if s.offered or k == "search"))
         # One option per training setting, from the schema; values stay text until the schema
         # parses them, so a bad value gets the message the form and the API give.
         for spec in ml_models.user_settings():

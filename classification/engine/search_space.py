@@ -1,0 +1,74 @@
+"""What a model search may change for each kind of candidate, and what it tries first.
+
+Parameter names carry the candidate's key ("tfidf_svm:regularization_c"), so Optuna's sampler
+learns each candidate's space only from that candidate's own trials. Every value is a setting
+of TrainConfig: a winner's parameters retrain it exactly through the ordinary New model form.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .baselines import DEFAULT_C
+from .registry import ModelSpec
+
+# Each kind's own learning rate (ModelSpec.learning_rate) is the centre; BERT-base wants 2e-5 to
+# 5e-5, MiniLM about 1e-4 (scripts/compare_recipes.py).
+LR_BELOW, LR_ABOVE = 4.0, 3.0
+HEAD = {"tfidf_logreg": "tfidf", "tfidf_svm": "svm", "minilm_embed_logreg": "embed"}
+C_RANGE = {"tfidf": (0.3, 100.0), "svm": (0.01, 10.0), "embed": (0.1, 100.0)}
+
+
+def defaults(spec: ModelSpec) -> dict[str, Any]:
+    """The first trial of a candidate: its usual settings, so a search never does worse than
+    the New model form's default would have (short on a CPU: 2 epochs at 128 tokens)."""
+    if spec.kind == "baseline":
+        return {"regularization_c": DEFAULT_C[HEAD[spec.key]], "ngram_max": 2}
+    if spec.kind == "embedding":
+        return {"regularization_c": DEFAULT_C["embed"]}
+    return {"learning_rate": spec.learning_rate or 5e-5, "epochs": 2, "max_length": 128,
+            "batch_size": 16, "class_weighted_loss": True}
+
+
+def suggest(trial: Any, spec: ModelSpec) -> dict[str, Any]:
+    """One point of the candidate's space, from Optuna's sampler (or the enqueued defaults)."""
+    key = spec.key
+
+    def name(setting: str) -> str:
+        return f"{key}:{setting}"
+
+    if spec.kind in ("baseline", "embedding"):
+        low, high = C_RANGE[HEAD[key]]
+        chosen: dict[str, Any] = {
+            "regularization_c": trial.suggest_float(name("regularization_c"), low, high,
+                                                    log=True)}
+        if spec.kind == "baseline":
+            chosen["ngram_max"] = trial.suggest_int(name("ngram_max"), 1, 3)
+        return chosen
+    centre = spec.learning_rate or 5e-5
+    return {
+        "learning_rate": trial.suggest_float(name("learning_rate"), centre / LR_BELOW,
+                                             centre * LR_ABOVE, log=True),
+        "epochs": trial.suggest_int(name("epochs"), 1, 4),
+        "max_length": trial.suggest_categorical(name("max_length"), [128, 256]),
+        "batch_size": trial.suggest_categorical(name("batch_size"), [8, 16, 32]),
+        "class_weighted_loss": trial.suggest_categorical(name("class_weighted_loss"),
+                                                         [True, False]),
+    }
+
+
+def prefixed(spec: ModelSpec, settings: dict[str, Any]) -> dict[str, Any]:
+    """Settings as the trial's parameter names, for enqueuing a candidate's defaults."""
+    return {f"{spec.key}:{k}": v for k, v in settings.items()}
+
+
+def unprefixed(params: dict[str, Any]) -> dict[str, Any]:
+    """A trial's parameters as settings (its model_type left out)."""
+    return {k.split(":", 1)[1]: v for k, v in params.items() if ":" in k}
+
+
+def work_units(spec: ModelSpec, settings: dict[str, Any]) -> float:
+    """How much a trial's settings make it cost, relative to others of its kind."""
+    if spec.speed.single_pass:
+        return 1.0
+    return float(settings.get("epochs", 3)) * float(settings.get("max_length", 256)) / 128
