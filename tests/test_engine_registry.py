@@ -26,12 +26,13 @@ def test_registry_offers_every_contracted_model_type_with_a_label_and_kind() -> 
         "tfidf_svm",
         "minilm_embed_logreg",
         "ensemble",
+        "search",
     }
     assert set(ml_models.REGISTRY) == expected
     for spec in ml_models.REGISTRY.values():
         assert spec.label
         assert spec.description
-        assert spec.kind in {"transformer", "baseline", "embedding", "ensemble"}
+        assert spec.kind in {"transformer", "baseline", "embedding", "ensemble", "search"}
     assert ml_models.REGISTRY["biobert"].hub_id == "dmis-lab/biobert-base-cased-v1.2"
 
 

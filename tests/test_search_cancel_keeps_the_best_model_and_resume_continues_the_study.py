@@ -1,7 +1,8 @@
 """A model search on a real worker: its trials appear on the job page as they finish; Cancel
 ends the job with the best model so far saved and usable; Resume continues the same Optuna
 study in the app's database (trial numbers, scores and the time used carry over) until the
-budget is spent, and the winner is a model that predicts like any other."""
+budget is spent, and the winner is a model that predicts like any other; deleting it drops
+the study."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from django.urls import reverse
 
 from classification import services
+from classification.jobs.cleanup import mlmodel_delete
 from classification.jobs.searches import search_create, search_storage_url, search_study_name
 from classification.models import MLModel, TrainingJob
 from tests.job_support import fast_env, wait_for, wait_for_job
@@ -88,3 +90,8 @@ def test_a_cancelled_search_keeps_its_best_model_and_resume_continues_the_study(
     html = detail.content.decode()
     assert 'id="search-winner"' in html
     assert search["winner"]["model_type"] in html
+
+    # Deleting the model drops its study from the database with its files.
+    mlmodel_delete(ml_model=model)
+    with pytest.raises(KeyError):
+        study_of(job)

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import transaction
 
 from classification.batches import storage
-from classification.jobs import paths
+from classification.jobs import paths, searches
 from classification.models import BatchJob, MLModel, TrainingJob
 
 logger = logging.getLogger(__name__)
@@ -91,6 +91,8 @@ def mlmodel_delete(*, ml_model: MLModel) -> None:
 
     job_ids = ml_model.training_jobs.values_list("pk", flat=True)
     folders = [paths.job_output_dir(pk) for pk in job_ids]
+    studies = ([searches.search_study_name(job=job) for job in ml_model.training_jobs.all()]
+               if ml_model.model_type == searches.SEARCH else [])
     folders.append(paths.model_artifact_dir(ml_model.pk))
     if ml_model.artifact_path:
         # A relative artifact_path is relative to the root, as the model pages read it.
@@ -105,6 +107,8 @@ def mlmodel_delete(*, ml_model: MLModel) -> None:
     def remove_files() -> None:
         for folder in folders:
             _remove(folder)
+        for study in studies:
+            searches.search_study_delete(name=study)
         logger.info("model %s deleted with its files", model_id)
 
     model_id = ml_model.pk

@@ -42,6 +42,17 @@ def search_study_name(*, job: TrainingJob) -> str:
     return f"medlitbot-job-{job.pk}-{job.created_at:%Y%m%d%H%M%S}"
 
 
+def search_study_delete(*, name: str) -> bool:
+    """Drop a search's Optuna study (its trials) from the database; False if there was none."""
+    import optuna
+
+    try:
+        optuna.delete_study(study_name=name, storage=search_storage_url())
+    except KeyError:
+        return False
+    return True
+
+
 def search_candidates_available() -> list[str]:
     from classification.engine.search import available_candidates
 
