@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from classification import services
 from classification.jobs.cleanup import mlmodel_delete
-from classification.jobs.searches import search_create, search_storage_url, search_study_name
+from classification.jobs.searches import search_create, search_study_load
 from classification.models import MLModel, TrainingJob
 from tests.job_support import fast_env, wait_for, wait_for_job
 
@@ -26,7 +26,7 @@ def finished_trials(job: TrainingJob) -> list[dict]:
 
 
 def study_of(job: TrainingJob) -> optuna.Study:
-    return optuna.load_study(study_name=search_study_name(job=job), storage=search_storage_url())
+    return search_study_load(job=job)
 
 
 @pytest.mark.worker

@@ -42,12 +42,30 @@ def search_study_name(*, job: TrainingJob) -> str:
     return f"medlitbot-job-{job.pk}-{job.created_at:%Y%m%d%H%M%S}"
 
 
+def search_storage() -> Any:
+    """Optuna's storage on the app's database, for use outside the training child (web, shell,
+    tests). No connection pool: a web process must not keep idle sessions open beside
+    Django's own (PostgreSQL would then refuse to drop or rename the database)."""
+    import optuna
+    from sqlalchemy.pool import NullPool
+
+    return optuna.storages.RDBStorage(search_storage_url(),
+                                      engine_kwargs={"poolclass": NullPool})
+
+
+def search_study_load(*, job: TrainingJob) -> Any:
+    """The job's Optuna study (KeyError when it never started or was deleted)."""
+    import optuna
+
+    return optuna.load_study(study_name=search_study_name(job=job), storage=search_storage())
+
+
 def search_study_delete(*, name: str) -> bool:
     """Drop a search's Optuna study (its trials) from the database; False if there was none."""
     import optuna
 
     try:
-        optuna.delete_study(study_name=name, storage=search_storage_url())
+        optuna.delete_study(study_name=name, storage=search_storage())
     except KeyError:
         return False
     return True
