@@ -128,6 +128,7 @@ class SearchRun:
         self.stopped_reason = ""
         self.timings: dict[str, float] = {"overhead_seconds": 0.0, "trial_seconds": 0.0}
         self.live: dict[str, Any] | None = None  # the running trial, for the leaderboard
+        self._finished: list[Any] | None = None  # the study's trials, read once per change
         for spec in self.candidates:
             # A search never waits on a download it may not make: such a kind is left out.
             found = model_availability(spec.key, local_dir=config.model_dir)
@@ -140,6 +141,16 @@ class SearchRun:
         # SQLite shares the file with the job's progress writes: wait for the lock, not fail.
         kwargs = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {}
         return optuna.storages.RDBStorage(url, engine_kwargs=kwargs)
+
+    def _trials(self) -> list[Any]:
+        """The study's trials, read from storage once after each change: the schedule, the
+        estimates and the leaderboard all ask, and each read copies every trial."""
+        if self._finished is None:
+            self._finished = self.study.get_trials(deepcopy=False)
+        return self._finished
+
+    def _changed(self) -> None:
+        self._finished = None
 
     # ---- the clock ---------------------------------------------------------------------------
 
@@ -158,7 +169,7 @@ class SearchRun:
         self._recover()
         self._report(f"Search: {', '.join(self.choices[:-1])}; "
                      f"{self.remaining() / 60:.1f} of {self.budget / 60:g} min left")
-        while not self.should_stop() and len(self.study.trials) < MAX_TRIALS:
+        while not self.should_stop() and len(self._trials()) < MAX_TRIALS:
             spec, settings = self._next()
             if spec is None:
                 break
@@ -177,7 +188,7 @@ class SearchRun:
 
     def _next(self) -> tuple[ModelSpec | None, dict[str, Any] | None]:
         """The next candidate and, for its first trial, its default settings."""
-        tried = {t.params.get("model_type") for t in self.study.trials}
+        tried = {t.params.get("model_type") for t in self._trials()}
         open_ = [s for s in self.candidates if s.key not in self.excluded]
         fresh = sorted((s for s in open_ if s.key not in tried), key=self._first_estimate)
         if fresh:
@@ -252,6 +263,7 @@ class SearchRun:
         trial.set_user_attr("note", note)
         self.study.tell(trial, value if state == optuna.trial.TrialState.COMPLETE else None,
                         state=state)
+        self._changed()
         if value is not None and clf is not None:
             self._keep_if_best(spec, value, trial.number, clf)
         self.study.set_user_attr("spent_seconds", self.spent())
@@ -318,6 +330,7 @@ class SearchRun:
                                            states=(optuna.trial.TrialState.RUNNING,)):
             self.study.tell(trial.number, state=optuna.trial.TrialState.FAIL,
                             skip_if_finished=True)
+        self._changed()
         done = self.study.get_trials(deepcopy=False,
                                      states=(optuna.trial.TrialState.COMPLETE,))
         for trial in sorted(done, key=lambda t: -(t.value or 0.0)):
@@ -335,7 +348,7 @@ class SearchRun:
     # ---- estimates ---------------------------------------------------------------------------
 
     def _trials_of(self, key: str) -> int:
-        return sum(1 for t in self.study.trials if t.params.get("model_type") == key)
+        return sum(1 for t in self._trials() if t.params.get("model_type") == key)
 
     def _first_estimate(self, spec: ModelSpec) -> float:
         return self._estimate(spec, search_space.defaults(spec))
@@ -345,7 +358,7 @@ class SearchRun:
         settings' work; before any, the registry's speed figure for this device."""
         settings = settings or search_space.defaults(spec)
         units = search_space.work_units(spec, settings)
-        measured = [t for t in self.study.trials if t.params.get("model_type") == spec.key
+        measured = [t for t in self._trials() if t.params.get("model_type") == spec.key
                     and t.user_attrs.get("seconds") and t.value is not None]
         if measured:
             last = measured[-1]
@@ -365,7 +378,7 @@ class SearchRun:
         ranked = sorted(self.best.items(), key=lambda item: -item[1][0])
         kind, (value, number, clf) = ranked[0]
         described = {"model_type": kind, "trial": number, "validation_macro_f1": value,
-                     "params": search_space.unprefixed(self.study.trials[number].params)}
+                     "params": search_space.unprefixed(self._trials()[number].params)}
         if self.config.search_ensemble and len(ranked) >= 2 and not self.stopped_reason:
             ensemble = self._ensemble([item[1][2] for item in ranked[:4]])
             if ensemble is not None and ensemble[0] > value + ENSEMBLE_MARGIN:
@@ -393,13 +406,14 @@ class SearchRun:
         trial.set_user_attr("note", "weights " + ", ".join(
             f"{m['model_type']} {m['weight']:.1f}" for m in members_desc))
         self.study.tell(trial, value, state=optuna.trial.TrialState.COMPLETE)
+        self._changed()
         self._report(f"Ensemble: macro-F1 {value:.3f}")
         return value, clf, {"model_type": ENSEMBLE, "trial": trial.number,
                             "validation_macro_f1": value, "params": {},
                             "members": members_desc}
 
     def _count(self, state: str) -> int:
-        return sum(1 for t in self.study.trials if t.state.name == state)
+        return sum(1 for t in self._trials() if t.state.name == state)
 
     def _summary(self, winner: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -418,7 +432,7 @@ class SearchRun:
     def leaderboard(self) -> list[dict[str, Any]]:
         """Every trial as the job page shows it, best first; the running one on top."""
         rows = []
-        for t in self.study.trials:
+        for t in self._trials():
             if t.state.name == "RUNNING":
                 continue
             rows.append({"number": t.number, "model_type": t.params.get("model_type", "?"),
