@@ -111,16 +111,27 @@ def ensemble_row(fitted: dict[str, Any], val: Any, test: Any, labels: list[str],
 
 def search_row(train: Any, val: Any, test: Any, labels: list[str], multi: bool, scratch: Path,
                minutes: float) -> dict[str, Any]:
-    from classification.ml_models import TrainConfig, create_classifier
+    from classification.ml_models import TrainConfig, create_classifier, plan_device
 
     config = TrainConfig.from_dict({"time_budget_minutes": minutes})
     config.label_names, config.multi_label = labels, multi
     config.output_dir = str(scratch / "search")
     config.search_storage = f"sqlite:///{scratch / 'search.sqlite3'}"
-    clf: Any = create_classifier("search")
+    clf: Any = create_classifier("search", device_plan=plan_device())
+    board: list[dict[str, Any]] = []
+
+    def follow(event: dict[str, Any]) -> None:
+        if event.get("leaderboard") is not None:
+            board[:] = event["leaderboard"]
+        if event.get("message", "").startswith(("Trial", "Not trying", "Ensemble")):
+            print(f"  {event['message']}", flush=True)
+
     start = time.perf_counter()
-    clf.fit(train, val, config, lambda e: None, lambda: False)
+    clf.fit(train, val, config, follow, lambda: False)
     seconds = time.perf_counter() - start
+    for trial in board[:10]:
+        print(f"  #{trial['number']:<3} {trial['model_type']:20s} {trial['state']:9s} "
+              f"{trial['value'] or 0:.4f} {trial['seconds'] or 0:7.1f}s {trial['params']}")
     winner = getattr(clf, "winner", clf)
     row = {**scores(winner, test, seconds), "budget_minutes": minutes,
            "winner": getattr(winner, "model_type", "?"), "search": clf.metrics.get("search")}
