@@ -12,6 +12,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from classification.engine.fast_inference import fast_path_summary
 from classification.engine.registry import (
     MODEL_DIR_ENV,
     REGISTRY,
@@ -64,6 +65,7 @@ __all__ = [
     "TransformerClassifier",
     "clear_classifier_cache",
     "create_classifier",
+    "fast_path_summary",
     "get_cached_classifier",
     "get_spec",
     "how_to_get",

@@ -99,3 +99,23 @@ def artifact_disk_usage() -> dict[str, int]:
     models = _folder_bytes(root) - checkpoints if root.is_dir() else 0
     return {"models": models, "checkpoints": checkpoints,
             "job_folders": sum(1 for f in job_folders if any(f.iterdir()))}
+
+
+def mlmodel_inference_path(*, ml_model: MLModel) -> dict[str, Any] | None:
+    """How batches run a trained transformer: the int8 fast path or the standard one, and why
+    (the verdict recorded when it was trained); None for kinds that have one path only."""
+    from classification.ml_models import get_spec
+
+    if not ml_model.is_trained:
+        return None
+    summary = (ml_model.metrics or {}).get("fast_inference")
+    if summary:
+        return {**summary, "fast": bool(summary.get("used"))}
+    try:
+        kind = get_spec(ml_model.model_type).kind
+    except ValueError:  # a kind this version no longer offers
+        return None
+    if kind != "transformer":
+        return None
+    return {"fast": False, "built": False, "reason": "this model was trained before MedLitBot "
+            "had a fast path; train it again to build one"}

@@ -87,8 +87,8 @@ def mlmodel_predict_items(*, ml_model: MLModel, path: str | Path,
         source_format = articles.format
         for chunk in _chunks(enumerate(articles, start=1), PREDICT_CHUNK):
             texts = [article.text for _, article in chunk if not article.problem]
-            predictions = iter(services.mlmodel_predict(ml_model=ml_model, texts=texts)
-                               if texts else [])
+            predictions = iter(services.mlmodel_predict(ml_model=ml_model, texts=texts,
+                                                        fast=True) if texts else [])
             for index, article in chunk:
                 yield prediction_item(row=index, article=article, source_format=source_format,
                                       prediction=None if article.problem else next(predictions))

@@ -166,7 +166,8 @@ def _write_chunk(outputs: _Outputs, chunk: list[tuple[int, Article]], ml_model: 
     todo = [a for _, a in chunk if not a.problem]
     texts = [a.text for a in todo]
     predictions = iter(
-        classification_services.mlmodel_predict(ml_model=ml_model, texts=texts) if texts else []
+        classification_services.mlmodel_predict(ml_model=ml_model, texts=texts, fast=True)
+        if texts else []
     )
     for index, article in chunk:
         prediction = None if article.problem else next(predictions)

@@ -27,6 +27,8 @@ class BaseClassifier(ABC):
         self.metrics: dict[str, Any] = {}
         self.config: TrainConfig | None = None
         self.timings: dict[str, float] = {}
+        # The int8 fast path's verdict and decision rules (fast_inference.py); {} where none.
+        self.fast_path: dict[str, Any] = {}
 
     @abstractmethod
     def predict_proba(self, texts: list[str]) -> np.ndarray:
@@ -67,12 +69,24 @@ class BaseClassifier(ABC):
         if not len(val):
             return
         prob = self.predict_proba(val.texts) if val_prob is None else val_prob
+        self.thresholds, self.class_offsets = self._decision_rules(val, prob)
+
+    def _decision_rules(self, val: TextData, prob: np.ndarray) -> tuple[list[float], list[float]]:
+        """(thresholds, class offsets) tuned on validation probabilities from any path."""
         truth = encode_labels(val.labels, self.label_names)
         if self.multi_label:
-            self.thresholds = tune_thresholds(truth, prob)
-        else:
-            offsets = tune_class_offsets(truth.argmax(axis=1), prob)
-            self.class_offsets = offsets if any(offsets) else []
+            return tune_thresholds(truth, prob), []
+        offsets = tune_class_offsets(truth.argmax(axis=1), prob)
+        return [0.5] * len(self.label_names), offsets if any(offsets) else []
+
+    @property
+    def fast_path_used(self) -> bool:
+        """Whether predict(fast=True) takes the fast path (it was built and kept its quality)."""
+        return bool(self.fast_path.get("used"))
+
+    def predict_proba_fast(self, texts: list[str]) -> np.ndarray:
+        """The fast path's probabilities; only classifiers that build one override this."""
+        raise NotImplementedError(f"{self.model_type} has no fast inference path")
 
     def evaluate(self, data: TextData) -> dict[str, Any]:
         rows = [i for i, row in enumerate(data.labels) if row]
@@ -86,16 +100,20 @@ class BaseClassifier(ABC):
             self.class_offsets,
         )
 
-    def predict(self, texts: list[str]) -> list[dict[str, Any]]:
+    def predict(self, texts: list[str], *, fast: bool = False) -> list[dict[str, Any]]:
+        """Labels and probabilities per text. fast=True (batches) takes the fast path when the
+        model has one that kept its validation quality, with that path's own decision rules."""
         check_texts(texts)
         if not texts:
             return []
-        prob = self.predict_proba(list(texts))
-        if self.multi_label:
-            chosen = apply_thresholds(prob, self.thresholds or [0.5] * len(self.label_names))
+        thresholds, offsets = self.thresholds, self.class_offsets
+        if fast and self.fast_path_used:
+            prob = self.predict_proba_fast(list(texts))
+            thresholds = self.fast_path.get("thresholds") or thresholds
+            offsets = self.fast_path.get("class_offsets") or []
         else:
-            choice = single_label_choice(prob, self.class_offsets)
-            chosen = np.eye(len(self.label_names), dtype=np.int64)[choice]
+            prob = self.predict_proba(list(texts))
+        chosen = self._choices(prob, thresholds, offsets)
         return [
             {
                 "labels": [self.label_names[j] for j in np.nonzero(chosen[i])[0]],
@@ -105,6 +123,14 @@ class BaseClassifier(ABC):
             }
             for i in range(len(texts))
         ]
+
+    def _choices(self, prob: np.ndarray, thresholds: list[float],
+                 offsets: list[float]) -> np.ndarray:
+        """(n, L) 0/1 decisions from probabilities under the given decision rules."""
+        if self.multi_label:
+            return apply_thresholds(prob, thresholds or [0.5] * len(self.label_names))
+        choice = single_label_choice(prob, offsets)
+        return np.eye(len(self.label_names), dtype=np.int64)[choice]
 
     def _manifest(self) -> dict[str, Any]:
         return {
@@ -119,6 +145,7 @@ class BaseClassifier(ABC):
             "config": self.config.as_dict() if self.config else {},
             "device_plan": self.device_plan.as_dict() if self.device_plan else {},
             "timings": self.timings,
+            "fast_path": self.fast_path,
         }
 
     def _restore(self, manifest: dict[str, Any]) -> None:
@@ -130,5 +157,6 @@ class BaseClassifier(ABC):
         # Not strict: a manifest may predate the settings' bounds, and the model must load.
         self.config = TrainConfig.from_dict(manifest.get("config", {}), strict=False)
         self.timings = manifest.get("timings", {})
+        self.fast_path = manifest.get("fast_path") or {}
         # Kept for the record only: the loading machine plans its own device.
         self.trained_device_plan = manifest.get("device_plan", {})

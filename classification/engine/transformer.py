@@ -10,6 +10,7 @@ uses one thread per physical core; the dtype is fp32 unless the chip has native 
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import shutil
@@ -20,15 +21,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import fast_inference
 from .artifacts import atomic_save
 from .base import BaseClassifier
 from .cls_head import prune_last_layer_to_cls
 from .device import DevicePlan, plan_device, torch_dtype
 from .loading import resolve_model_dir
+from .metrics import compute_metrics
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
 
 if TYPE_CHECKING:
     from .trainer_parts import ProgressForwarder, WeightedLossTrainer
+
+logger = logging.getLogger(__name__)
 
 PREDICT_TOKENS_PER_BATCH = 8192  # bounds activation memory while keeping matmuls large
 MIN_MAX_LENGTH = 32
@@ -85,6 +90,13 @@ def _length_sorted_batches(
     return encoded, batches
 
 
+def _probabilities(logits: np.ndarray, multi_label: bool) -> np.ndarray:
+    if multi_label:
+        return 1.0 / (1.0 + np.exp(-logits))
+    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return shifted / shifted.sum(axis=1, keepdims=True)
+
+
 def _forward_batches(
     model: Any, tokenizer: Any, texts: list[str], plan: DevicePlan, max_length: int, fn: Any
 ) -> np.ndarray:
@@ -132,6 +144,10 @@ class TransformerClassifier(BaseClassifier):
         self.model: Any = None
         self.tokenizer: Any = None
         self.max_length = 256
+        # The int8 graph: built in a scratch folder by fit, copied into the artifact by save.
+        self._fast_file: Path | None = None
+        self._fast_scratch: tempfile.TemporaryDirectory[str] | None = None
+        self._onnx: fast_inference.OnnxLogits | None = None
 
     # ---- training -------------------------------------------------------------------------
 
@@ -375,15 +391,76 @@ class TransformerClassifier(BaseClassifier):
             prob = self.predict_proba(val.texts)
             self._tune(val, prob)
             self.metrics = self._metrics_from_prob(val, prob)
+            self._build_fast_path(val, prob, progress_cb)
         else:
             self.thresholds = [0.5] * len(self.label_names)
             self.metrics = {}
+            self.fast_path = fast_inference.not_built("no validation rows to check it on")
         best = trainer.state.best_model_checkpoint
         # The name only: the job's checkpoints are removed once it completes, so a path would
         # point at nothing; the name still says which step's weights these are.
         self.metrics["best_checkpoint"] = os.path.basename(best) if best else None
 
+    def _build_fast_path(
+        self, val: TextData, prob: np.ndarray, progress_cb: ProgressCallback
+    ) -> None:
+        """Export the int8 graph, tune its own decision rules and judge it on validation.
+
+        A failure here costs the batch speed-up, never the trained model: it is recorded as
+        the reason the fast path was not built.
+        """
+        plan = self.device_plan or plan_device()
+        reason = fast_inference.unavailable_reason(plan.device)
+        if reason:
+            self.fast_path = fast_inference.not_built(reason)
+            return
+        progress_cb({"phase": "evaluating", "message": "Building the int8 fast inference path"})
+        try:
+            self._fast_scratch = tempfile.TemporaryDirectory(prefix="medlitbot-fast-")
+            self._fast_file = Path(self._fast_scratch.name) / fast_inference.FILE
+            seconds = fast_inference.export_int8(
+                model=self.model, tokenizer=self.tokenizer, target=self._fast_file
+            )
+            self.model.to(plan.device)  # export moved it to the CPU; put it back
+            self._onnx = None
+            fast_prob = self.predict_proba_fast(val.texts)
+            thresholds, offsets = self._decision_rules(val, fast_prob)
+            fast_metrics = compute_metrics(
+                val.labels, fast_prob, self.label_names, self.multi_label, thresholds,
+                None, offsets,
+            )
+            standard = self._choices(prob, self.thresholds, self.class_offsets)
+            fast = self._choices(fast_prob, thresholds, offsets)
+            self.fast_path = fast_inference.verdict(
+                standard_f1=float(self.metrics.get("macro_f1", 0.0)),
+                fast_f1=float(fast_metrics.get("macro_f1", 0.0)),
+                agreement=float((standard == fast).all(axis=1).mean()),
+                max_prob_diff=float(np.abs(fast_prob - prob).max()),
+                seconds=seconds,
+                rules={"thresholds": thresholds, "class_offsets": offsets},
+            )
+        except Exception as exc:  # any exporter or runtime error means "not built"
+            logger.warning("fast inference path not built: %s", exc, exc_info=True)
+            self._fast_file = None
+            self.fast_path = fast_inference.not_built(f"{type(exc).__name__}: {exc}")
+
     # ---- inference ------------------------------------------------------------------------
+
+    def predict_proba_fast(self, texts: list[str]) -> np.ndarray:
+        """Probabilities from the int8 ONNX graph, in length-sorted padded batches."""
+        if self._fast_file is None or not self._fast_file.is_file():
+            raise RuntimeError("This model has no fast inference path")
+        if self._onnx is None:
+            threads = (self.device_plan or plan_device()).threads
+            self._onnx = fast_inference.OnnxLogits(self._fast_file, threads)
+        encoded, batches = _length_sorted_batches(self.tokenizer, texts, self.max_length)
+        keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
+        out = np.zeros((len(texts), len(self.label_names)), dtype=np.float64)
+        for batch in batches:
+            features = [{k: encoded[k][i] for k in keys} for i in batch]
+            logits = self._onnx(self.tokenizer.pad(features, padding=True, return_tensors="np"))
+            out[batch] = _probabilities(logits.astype(np.float64), self.multi_label)
+        return out
 
     def predict_proba(self, texts: list[str]) -> np.ndarray:
         import torch
@@ -408,6 +485,9 @@ class TransformerClassifier(BaseClassifier):
         def write(tmp: Path) -> None:
             self.model.save_pretrained(tmp)
             self.tokenizer.save_pretrained(tmp)
+            if self._fast_file is not None and self._fast_file.is_file():
+                (tmp / fast_inference.FILE).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(self._fast_file, tmp / fast_inference.FILE)
 
         manifest = self._manifest()
         manifest["max_length"] = self.max_length
@@ -425,4 +505,12 @@ class TransformerClassifier(BaseClassifier):
         clf.tokenizer = AutoTokenizer.from_pretrained(path)
         clf.model = AutoModelForSequenceClassification.from_pretrained(path).to(plan.device).eval()
         prune_last_layer_to_cls(clf.model)
+        fast_file = Path(path) / fast_inference.FILE
+        clf._fast_file = fast_file if fast_file.is_file() else None
+        if clf.fast_path.get("used"):
+            reason = fast_inference.unavailable_reason(plan.device)
+            if clf._fast_file is None or reason:
+                # Trained where the path ran, loaded where it cannot: say so, use the standard.
+                clf.fast_path = {**clf.fast_path, "used": False, "reason": (
+                    f"it cannot run on this machine: {reason or 'its file is missing'}")}
         return clf

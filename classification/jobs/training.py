@@ -235,12 +235,14 @@ def run_training(*, job_id: int) -> int:
         writer.flush(force=True)
         loaded = ml_models.load_classifier(str(artifact))
         if val.texts or test.texts:
-            loaded.predict([(test.texts or val.texts)[0]])  # it must load back and answer
+            # It must load back and answer, on the fast path too where batches will take it.
+            loaded.predict([(test.texts or val.texts)[0]], fast=True)
         metrics = _jsonable(
             {
                 **(test_metrics or val_metrics or {}),
                 "evaluated_on": "test" if test_metrics else "validation",
                 "baseline": baseline,
+                **ml_models.fast_path_summary(loaded.fast_path),
                 **({"search": val_metrics["search"]} if "search" in (val_metrics or {}) else {}),
                 "validation": {
                     k: v

@@ -165,6 +165,7 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ],
         "show_thresholds": model.is_multilabel and bool(thresholds),
         "quality_warnings": quality_warnings(model_type=model.model_type, metrics=metrics),
+        "inference_path": selectors.mlmodel_inference_path(ml_model=model),
         "baseline": metrics.get("baseline"),
         "confusion": confusion_tables(metrics.get("confusion")),
         "mistakes": metrics.get("confident_mistakes") or [],
