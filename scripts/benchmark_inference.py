@@ -1,27 +1,32 @@
-"""Inference throughput: a plain `transformers.pipeline()` loop vs the engine's predict.
+"""Inference throughput: a plain `transformers.pipeline()` loop against the engine's paths.
 
-Both run the same saved model on the same texts with the same truncation (max_length from the
-model's manifest, 256 by default) and the same torch thread count (the engine's device plan):
+All sides run the same saved model on the same texts with the same truncation (max_length from
+the model's manifest, 256 by default) and the same thread count (the engine's device plan):
 
-  pipeline  pipeline("text-classification", top_k=None, function_to_apply="sigmoid"),
-            called once per text, as a user would loop over a file
-  engine    load_classifier(dir).predict(texts): one call, length-sorted batches under a
-            token budget, torch.inference_mode()
+  pipeline     pipeline("text-classification", top_k=None, function_to_apply="sigmoid"),
+               called once per text in fp32, as a user would loop over a file
+  engine fp32  load_classifier(dir).predict_proba(texts) forced to fp32: one call,
+               length-sorted batches under a token budget, torch.inference_mode()
+  engine       the same in the device plan's dtype (bf16 on a CPU with native bf16, else fp32):
+               what single articles and the API get
+  fast         the int8 ONNX Runtime graph built at training (engine/fast_inference.py): what
+               batches get when the model kept its quality on it
+  torch int8   torch.ao dynamic int8 quantization of the same model, for comparison only
+               (torch 2.13 deprecates it)
 
-Each side is timed --repeats times, alternating (pipeline, engine, pipeline, engine, ...), so a
-burst of load from other processes hits both; texts/s is the best of its repeats and the
-speedup the median of the per-round ratios. It also checks that both give the same
-probabilities (max absolute difference): the engine runs in its device plan's dtype (bf16 on a
-CPU with native bf16 and on CUDA), the pipeline in fp32, so expect differences near 1e-3.
+Each side is timed --repeats times in alternating rounds, so a burst of load from other
+processes hits all; texts/s is the best of its repeats and each speedup the median of the
+per-round ratios against the pipeline loop. Fidelity: the largest probability difference of
+each side against the engine in fp32, and macro-F1 on the held-out test split of the training
+sample for fp32 and for the fast path (each with its own tuned decision rules).
 
 MFU and the ceiling: useful forward FLOPs (non-padding tokens, the last layer's [CLS] row only;
-_bench_common.useful_flops) per second over a matmul peak measured at the start, in the
-engine's dtype. The ceiling is texts/s at 100% MFU, and the speedup over the pipeline loop it
-would give: what this machine allows at all.
+_bench_common.useful_flops) per second over an fp32 matmul peak measured at the start. The
+ceiling is texts/s at 100% fp32 MFU: what fp32 arithmetic allows at all, which int8 may pass.
 
 The model: --model-dir, an artifact folder written by the engine's save() (for instance by
 `scripts/benchmark_training.py --save-engine DIR`), or else a MiniLM fine-tuned here for one
-short epoch (the weights' values do not change the speed).
+epoch on --train-rows demo rows.
 
 Usage: python scripts/benchmark_inference.py [--model-dir DIR] [--texts 400] [--repeats 3]
 Last line: one JSON object.
@@ -30,10 +35,12 @@ Last line: one JSON object.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +48,11 @@ import _bench_common as common
 import numpy as np
 
 
-def train_quick_model(scratch: Path, seed: int) -> str:
-    """One short epoch of the engine on 240 demo rows: enough to have a trained head."""
+def train_quick_model(scratch: Path, seed: int, rows: int = 300) -> str:
+    """One epoch of the engine on a demo sample: a trained head and its fast path."""
     from classification.ml_models import TrainConfig, create_classifier
 
-    train, val, _ = common.load_split(None, 300, seed)
+    train, val, _ = common.load_split(None, rows, seed)
     labels = sorted({x for row in train.labels + val.labels for x in row})
     config = TrainConfig(
         model_path=common.model_dir("minilm", scratch), epochs=1, seed=seed, label_names=labels,
@@ -58,18 +65,59 @@ def train_quick_model(scratch: Path, seed: int) -> str:
     return str(out)
 
 
-def pipeline_loop(pipe: Any, texts: list[str], max_length: int) -> list[dict[str, float]]:
+def pipeline_loop(pipe: Any, texts: list[str], max_length: int, names: list[str]) -> np.ndarray:
     rows = []
     for text in texts:
         scores = pipe(text, truncation=True, max_length=max_length)
         scores = scores[0] if scores and isinstance(scores[0], list) else scores
         rows.append({s["label"]: s["score"] for s in scores})
-    return rows
+    return np.array([[row[n] for n in names] for row in rows])
+
+
+def in_dtype(clf: Any, dtype: str) -> Callable[[list[str]], np.ndarray]:
+    def run(texts: list[str]) -> np.ndarray:
+        saved = clf.device_plan.dtype
+        clf.device_plan.dtype = dtype
+        try:
+            return clf.predict_proba(texts)
+        finally:
+            clf.device_plan.dtype = saved
+    return run
+
+
+def torch_int8(clf: Any) -> Callable[[list[str]], np.ndarray]:
+    import warnings
+
+    import torch
+    from torch.ao.quantization import quantize_dynamic
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the deprecation notices; the point is the timing
+        quantized = quantize_dynamic(copy.deepcopy(clf.model), {torch.nn.Linear},
+                                     dtype=torch.qint8)
+    twin = copy.copy(clf)
+    twin.model = quantized
+    twin.device_plan = copy.copy(clf.device_plan)
+    twin.device_plan.dtype = "float32"
+    return twin.predict_proba
+
+
+def macro_f1_of(clf: Any, texts: list[str], labels: list[list[str]], fast: bool) -> float:
+    from classification.engine.metrics import compute_metrics
+
+    prob = clf.predict_proba_fast(texts) if fast else in_dtype(clf, "float32")(texts)
+    rules = clf.fast_path if fast else {"thresholds": clf.thresholds,
+                                        "class_offsets": clf.class_offsets}
+    return float(compute_metrics(labels, prob, clf.label_names, clf.multi_label,
+                                 rules.get("thresholds"), None,
+                                 rules.get("class_offsets"))["macro_f1"])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model-dir", default=None)
+    parser.add_argument("--train-rows", type=int, default=1500,
+                        help="demo rows sampled to train the quick model (80%% train)")
     parser.add_argument("--texts", type=int, default=400)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=42)
@@ -87,69 +135,85 @@ def main() -> None:
     from classification.ml_models import load_classifier
 
     scratch = Path(tempfile.mkdtemp(prefix="medlitbot-infer-"))
-    model_dir = args.model_dir or train_quick_model(scratch, args.seed)
+    started = time.perf_counter()
+    model_dir = args.model_dir or train_quick_model(scratch, args.seed, args.train_rows)
+    trained_in = time.perf_counter() - started
     # A seeded sample of the demo rows, in file order (speed does not depend on which).
     data = common.read_challenge_csv(common.demo_csv(None))
     texts = common.sample_rows(data, args.texts, args.seed + 1).texts
+    _, _, test = common.load_split(None, args.train_rows, args.seed)
 
     clf: Any = load_classifier(model_dir)
+    if not clf.fast_path_used:
+        print(f"note: the model's fast path is not used for batches: "
+              f"{clf.fast_path.get('reason')}")
     max_length = int(getattr(clf, "max_length", 256))
     threads = torch.get_num_threads()  # the engine's plan set it when the model loaded
     pipe = transformers.pipeline(
         "text-classification", model=model_dir, tokenizer=model_dir, top_k=None,
-        device=0 if torch.cuda.is_available() else -1,
-        function_to_apply="sigmoid",
+        device=0 if torch.cuda.is_available() else -1, function_to_apply="sigmoid",
     )
     lengths = [len(ids) for ids in clf.tokenizer(texts, truncation=True,
                                                  max_length=max_length)["input_ids"]]
-    peak = common.peak_gflops(clf.device_plan.dtype, threads, seconds=4.0)
+    peak = common.matmul_peak_gflops(threads, seconds=4.0)
     flops_per_text = common.useful_flops(clf.model, lengths, passes=1) / len(texts)
-    print(f"model={model_dir}\ntexts={len(texts)} mean tokens={np.mean(lengths):.0f} "
-          f"max_length={max_length} threads={threads} "
-          f"(physical cores {psutil.cpu_count(logical=False)}) load={psutil.getloadavg()[0]:.1f}")
+    print(f"model={model_dir} (trained here in {trained_in:.0f} s)\n"
+          f"texts={len(texts)} mean tokens={np.mean(lengths):.0f} max_length={max_length} "
+          f"threads={threads} (physical cores {psutil.cpu_count(logical=False)}) "
+          f"plan dtype={clf.device_plan.dtype} load={psutil.getloadavg()[0]:.1f}")
 
-    pipeline_loop(pipe, texts[:8], max_length)  # warm-up: first calls allocate and pack
-    clf.predict(texts[:8])
-    pipe_times: list[float] = []
-    engine_times: list[float] = []
-    pipe_rows: Any = None
-    engine_rows: Any = None
+    sides: dict[str, Callable[[list[str]], np.ndarray]] = {
+        "pipeline": lambda t: pipeline_loop(pipe, t, max_length, list(clf.label_names)),
+        "engine fp32": in_dtype(clf, "float32"),
+        "engine": clf.predict_proba,
+        "fast": clf.predict_proba_fast,
+        "torch int8": torch_int8(clf),
+    }
+    if clf.device_plan.dtype == "float32":
+        del sides["engine"]  # the same as engine fp32 on this machine
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    probs: dict[str, np.ndarray] = {}
+    for run in sides.values():
+        run(texts[:8])  # warm-up: first calls allocate, pack weights and spin up threads
     for round_ in range(args.repeats):
-        torch.set_num_threads(threads)
-        start = time.perf_counter()
-        pipe_rows = pipeline_loop(pipe, texts, max_length)
-        pipe_times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        engine_rows = clf.predict(texts)
-        engine_times.append(time.perf_counter() - start)
-        print(f"round {round_ + 1}: pipeline {len(texts) / pipe_times[-1]:6.1f} texts/s  "
-              f"engine {len(texts) / engine_times[-1]:6.1f} texts/s  "
-              f"ratio {pipe_times[-1] / engine_times[-1]:.2f}x", flush=True)
+        line = []
+        for name, run in sides.items():
+            torch.set_num_threads(threads)
+            start = time.perf_counter()
+            probs[name] = run(texts)
+            times[name].append(time.perf_counter() - start)
+            line.append(f"{name} {len(texts) / times[name][-1]:6.1f}")
+        print(f"round {round_ + 1} (texts/s): " + "  ".join(line), flush=True)
 
-    names = list(clf.label_names)
-    p_pipe = np.array([[row[n] for n in names] for row in pipe_rows])
-    p_engine = np.array([[row["probabilities"][n] for n in names] for row in engine_rows])
-    max_diff = float(np.abs(p_pipe - p_engine).max())
-    pipe_tps = len(texts) / min(pipe_times)
-    engine_tps = len(texts) / min(engine_times)
-    speedup = statistics.median(p / e for p, e in zip(pipe_times, engine_times, strict=True))
-    print(f"pipeline loop: {pipe_tps:.1f} texts/s (best of {args.repeats})")
-    print(f"engine predict: {engine_tps:.1f} texts/s (best of {args.repeats})")
-    print(f"speedup: {speedup:.2f}x (median of per-round ratios); "
-          f"max |prob difference| {max_diff:.2e}")
     ceiling = peak * 1e9 / flops_per_text
-    mfu = engine_tps / ceiling
-    print(f"{clf.device_plan.dtype} matmul peak {peak:.1f} GFLOP/s: engine MFU {mfu * 100:.1f}%, "
-          f"pipeline MFU {pipe_tps / ceiling * 100:.1f}%; ceiling {ceiling:.1f} texts/s = "
-          f"{ceiling / pipe_tps:.2f}x the pipeline loop")
-    print(json.dumps({
+    result: dict[str, Any] = {
         "texts": len(texts), "mean_tokens": float(np.mean(lengths)), "max_length": max_length,
-        "threads": threads, "repeats": args.repeats,
-        "pipeline_texts_per_second": pipe_tps, "engine_texts_per_second": engine_tps,
-        "speedup_vs_pipeline": speedup, "max_abs_prob_diff": max_diff,
-        "peak_gflops": peak, "engine_mfu": mfu, "pipeline_mfu": pipe_tps / ceiling,
-        "ceiling_texts_per_second": ceiling, "ceiling_speedup_vs_pipeline": ceiling / pipe_tps,
-    }))
+        "threads": threads, "repeats": args.repeats, "plan_dtype": clf.device_plan.dtype,
+        "fp32_peak_gflops": peak, "fp32_ceiling_texts_per_second": ceiling,
+        "load_average": psutil.getloadavg()[0], "sides": {},
+    }
+    for name in sides:
+        tps = len(texts) / min(times[name])
+        speedup = statistics.median(
+            p / e for p, e in zip(times["pipeline"], times[name], strict=True))
+        diff = float(np.abs(probs[name] - probs["engine fp32"]).max())
+        result["sides"][name] = {"texts_per_second": tps, "speedup_vs_pipeline": speedup,
+                                 "max_abs_prob_diff_vs_fp32": diff,
+                                 "fp32_mfu": tps / ceiling}
+        print(f"{name:12s} {tps:7.1f} texts/s  {speedup:5.2f}x the pipeline loop  "
+              f"max |p - p_fp32| {diff:.1e}  fp32-MFU {tps / ceiling * 100:5.1f}%")
+    print(f"fp32 matmul peak {peak:.1f} GFLOP/s: ceiling {ceiling:.1f} texts/s = "
+          f"{ceiling / result['sides']['pipeline']['texts_per_second']:.2f}x the pipeline loop")
+    if len(test):
+        f1_fp32 = macro_f1_of(clf, test.texts, test.labels, fast=False)
+        f1_fast = macro_f1_of(clf, test.texts, test.labels, fast=True)
+        result.update(test_rows=len(test), test_macro_f1_fp32=f1_fp32,
+                      test_macro_f1_fast=f1_fast, fast_path=clf.fast_path)
+        print(f"held-out test ({len(test)} rows) macro-F1: fp32 {f1_fp32:.4f}, fast "
+              f"{f1_fast:.4f} (difference {f1_fast - f1_fp32:+.4f}); on validation at "
+              f"training: fast {clf.fast_path.get('val_macro_f1', float('nan')):.4f} against "
+              f"{clf.fast_path.get('standard_val_macro_f1', float('nan')):.4f}")
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

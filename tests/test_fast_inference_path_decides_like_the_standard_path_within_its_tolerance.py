@@ -44,7 +44,8 @@ def test_training_builds_and_judges_the_fast_path_on_validation(trained_tiny_ber
     assert verdict["built"] is True, verdict
     assert verdict["kind"] == "onnx-int8"
     assert verdict["used"] == (
-        verdict["val_macro_f1"] >= verdict["standard_val_macro_f1"] - fast_inference.TOLERANCE)
+        verdict["val_macro_f1"] >= verdict["standard_val_macro_f1"] - fast_inference.TOLERANCE
+        and verdict["speedup"] >= fast_inference.MIN_SPEEDUP)
     assert 0 < verdict["max_prob_diff"] < MAX_PROB_DIFF
     assert len(verdict["thresholds"]) == len(clf.label_names)  # its own rules, tuned again
     assert any("fast inference path" in str(e.get("message", "")) for e in events)
@@ -95,15 +96,18 @@ def test_a_model_loaded_without_its_int8_file_falls_back_to_the_standard_path(
     assert loaded.predict(texts, fast=True) == loaded.predict(texts)
 
 
-def test_the_verdict_keeps_the_fast_path_only_within_the_tolerance() -> None:
-    def verdict(fast_f1: float) -> dict:
+def test_the_verdict_keeps_the_fast_path_only_when_it_is_as_good_and_faster() -> None:
+    def verdict(fast_f1: float, speedup: float = 2.0) -> dict:
         return fast_inference.verdict(standard_f1=0.900, fast_f1=fast_f1, agreement=0.99,
-                                      max_prob_diff=0.01, seconds=1.0, rules={})
+                                      max_prob_diff=0.01, speedup=speedup, seconds=1.0, rules={})
 
     assert verdict(0.896)["used"] is True
     assert verdict(0.910)["used"] is True
     lost = verdict(0.890)
     assert lost["used"] is False
     assert "more than 0.005 lower, so batches use the standard path" in lost["reason"]
+    slow = verdict(0.900, speedup=1.05)
+    assert slow["used"] is False
+    assert "ran 1.05x the standard path's speed here" in slow["reason"]
     assert fast_inference.unavailable_reason("cuda") is not None
     assert fast_inference.unavailable_reason("cpu") is None

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
-from classification.batches import selectors, storage
+from classification.batches import packing, selectors, storage
 from classification.engine.types import article_text
 from classification.models import BatchJob, MLModel
 from dataset_management.articles import articles_read
@@ -31,8 +31,6 @@ from dataset_management.export import (
     prediction_item,
     ris_chunks,
 )
-
-PREDICT_CHUNK = 64  # texts per predict call, as a batch classifies them
 
 __all__ = ["CONTENT_TYPES", "EXPORT_FORMATS", "ExportUnavailable", "batch_job_export"]
 
@@ -85,10 +83,11 @@ def mlmodel_predict_items(*, ml_model: MLModel, path: str | Path,
     with articles_read(path=path, filename=filename or path.name,
                        overrides={"unlabelled": True}) as articles:
         source_format = articles.format
-        for chunk in _chunks(enumerate(articles, start=1), PREDICT_CHUNK):
+        for chunk in _chunks(enumerate(articles, start=1), packing.WINDOW):
             texts = [article.text for _, article in chunk if not article.problem]
-            predictions = iter(services.mlmodel_predict(ml_model=ml_model, texts=texts,
-                                                        fast=True) if texts else [])
+            predictions = iter(packing.predict_packed(
+                texts, lambda some: services.mlmodel_predict(ml_model=ml_model, texts=some,
+                                                             fast=True)))
             for index, article in chunk:
                 yield prediction_item(row=index, article=article, source_format=source_format,
                                       prediction=None if article.problem else next(predictions))

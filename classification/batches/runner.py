@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from classification import faults
 from classification import services as classification_services
-from classification.batches import storage
+from classification.batches import packing, storage
 from classification.batches.lifecycle import batch_job_claim, batch_job_finish
 from classification.jobs.explanations import mlmodel_top_terms
 from classification.models import BatchJob, MLModel
@@ -38,9 +38,6 @@ from dataset_management.export import (
 logger = logging.getLogger(__name__)
 
 S = BatchJob.Status
-# Texts per predict call: big enough for the engine to batch well (it sorts by length within a
-# call), small enough that progress and cancel are seen about every second on a CPU.
-CHUNK = 64
 
 
 class BatchFileError(ValueError):
@@ -146,35 +143,42 @@ def _classify(*, batch: BatchJob, source: Path, parts: list[Path], progress: _Pr
         outputs = _Outputs(csv_out, records_out, labels=list(ml_model.label_names),
                            with_id=bool(articles.identifier_columns),
                            source_format=articles.format, top_terms=batch.top_terms)
-        chunk: list[tuple[int, Article]] = []
+        window: list[tuple[int, Article]] = []
         for index, article in enumerate(articles, start=1):
-            chunk.append((index, article))
-            if len(chunk) >= CHUNK:
-                _write_chunk(outputs, chunk, ml_model, progress)
-                chunk = []
-                if delay:
-                    time.sleep(delay)
-                progress.report()
-        _write_chunk(outputs, chunk, ml_model, progress)
+            window.append((index, article))
+            if len(window) >= packing.WINDOW:
+                _write_window(outputs, window, ml_model, progress, delay)
+                window = []
+        _write_window(outputs, window, ml_model, progress, delay)
         for out in (csv_out, records_out):
             out.flush()
             os.fsync(out.fileno())
 
 
-def _write_chunk(outputs: _Outputs, chunk: list[tuple[int, Article]], ml_model: MLModel,
-                 progress: _Progress) -> None:
-    todo = [a for _, a in chunk if not a.problem]
-    texts = [a.text for a in todo]
-    predictions = iter(
-        classification_services.mlmodel_predict(ml_model=ml_model, texts=texts, fast=True)
-        if texts else []
-    )
-    for index, article in chunk:
+def _write_window(outputs: _Outputs, window: list[tuple[int, Article]], ml_model: MLModel,
+                  progress: _Progress, delay: float) -> None:
+    """Classify a window of articles in length-packed calls (packing.py), then write its rows
+    in file order. Progress and cancel are checked after every call."""
+    todo = [a for _, a in window if not a.problem]
+
+    def after_call(count: int) -> None:
+        progress.processed += count
+        if delay:
+            time.sleep(delay)
+        progress.report()
+
+    predictions = iter(packing.predict_packed(
+        [a.text for a in todo],
+        lambda texts: classification_services.mlmodel_predict(
+            ml_model=ml_model, texts=texts, fast=True),
+        after_call=after_call,
+    ))
+    for index, article in window:
         prediction = None if article.problem else next(predictions)
         terms = _terms(ml_model, article, prediction) if outputs.top_terms else None
         outputs.write(index, article, prediction, terms)
-    progress.processed += len(chunk)
-    progress.skipped += len(chunk) - len(todo)
+    progress.processed += len(window) - len(todo)
+    progress.skipped += len(window) - len(todo)
 
 
 def _terms(ml_model: MLModel, article: Article,

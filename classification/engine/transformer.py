@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 PREDICT_TOKENS_PER_BATCH = 8192  # bounds activation memory while keeping matmuls large
+SPEED_SAMPLE = 128  # validation texts timed on both paths when the fast path is built
 MIN_MAX_LENGTH = 32
 # Dropout on attention probabilities keeps torch's SDPA off its fused flash kernel on CPU (that
 # kernel takes no dropout) and materialises every (len x len) score matrix: with it off, MiniLM
@@ -423,26 +424,55 @@ class TransformerClassifier(BaseClassifier):
             )
             self.model.to(plan.device)  # export moved it to the CPU; put it back
             self._onnx = None
+            speedup = self._fast_speedup(val.texts[:SPEED_SAMPLE])
             fast_prob = self.predict_proba_fast(val.texts)
-            thresholds, offsets = self._decision_rules(val, fast_prob)
-            fast_metrics = compute_metrics(
-                val.labels, fast_prob, self.label_names, self.multi_label, thresholds,
-                None, offsets,
-            )
+            rules, fast_f1 = self._fast_rules(val, fast_prob)
             standard = self._choices(prob, self.thresholds, self.class_offsets)
-            fast = self._choices(fast_prob, thresholds, offsets)
+            fast = self._choices(fast_prob, rules["thresholds"], rules["class_offsets"])
             self.fast_path = fast_inference.verdict(
                 standard_f1=float(self.metrics.get("macro_f1", 0.0)),
-                fast_f1=float(fast_metrics.get("macro_f1", 0.0)),
+                fast_f1=fast_f1,
                 agreement=float((standard == fast).all(axis=1).mean()),
                 max_prob_diff=float(np.abs(fast_prob - prob).max()),
+                speedup=speedup,
                 seconds=seconds,
-                rules={"thresholds": thresholds, "class_offsets": offsets},
+                rules=rules,
             )
         except Exception as exc:  # any exporter or runtime error means "not built"
             logger.warning("fast inference path not built: %s", exc, exc_info=True)
             self._fast_file = None
             self.fast_path = fast_inference.not_built(f"{type(exc).__name__}: {exc}")
+
+    def _fast_rules(self, val: TextData, fast_prob: np.ndarray) -> tuple[dict[str, Any], float]:
+        """The fast path's decision rules and its validation macro-F1 under them.
+
+        Rules are tuned again on the fast path's probabilities, but kept only when they beat
+        the standard path's rules on it by fast_inference.RETUNE_MIN_GAIN: on a 150-row
+        validation split, re-tuned thresholds gained 0.002 there and lost 0.015 on test, and
+        changed 14% of decisions where the standard rules changed 1.4%.
+        """
+        def score(thresholds: list[float], offsets: list[float]) -> float:
+            return float(compute_metrics(val.labels, fast_prob, self.label_names,
+                                         self.multi_label, thresholds, None,
+                                         offsets).get("macro_f1", 0.0))
+
+        thresholds, offsets = self._decision_rules(val, fast_prob)
+        kept = score(self.thresholds, self.class_offsets)
+        retuned = score(thresholds, offsets)
+        if retuned >= kept + fast_inference.RETUNE_MIN_GAIN:
+            return {"thresholds": thresholds, "class_offsets": offsets, "rules": "retuned"}, retuned
+        return {"thresholds": list(self.thresholds), "class_offsets": list(self.class_offsets),
+                "rules": "standard"}, kept
+
+    def _fast_speedup(self, texts: list[str]) -> float:
+        """The standard path's time over the fast path's on the same texts, each warmed up."""
+        timings = []
+        for run in (self.predict_proba, self.predict_proba_fast):
+            run(texts[:4])  # the first call builds the session or packs weights
+            started = time.perf_counter()
+            run(texts)
+            timings.append(time.perf_counter() - started)
+        return timings[0] / max(timings[1], 1e-9)
 
     # ---- inference ------------------------------------------------------------------------
 
