@@ -17,8 +17,9 @@ and media folder. Sides:
 
 Also printed: how much padding is left (padded tokens over real ones) when the runner's calls
 of 64 texts come in file order, and when a window of 256 or 1,024 articles is sorted by length
-first (classification.batches.packing, which the runner does with 1,024). The MiniLM comes from --model-dir (an engine artifact) or is fine-tuned
-here for one epoch on 1,200 demo rows. Last line: one JSON object.
+first (classification.batches.packing, which the runner does with 1,024). The MiniLM comes
+from --model-dir (an engine artifact) or is fine-tuned here for one epoch on 1,200 demo rows.
+Last line: one JSON object.
 """
 
 from __future__ import annotations
