@@ -126,11 +126,10 @@ def run_batch(owner: Any, ml_model: Any, source: Path) -> dict[str, Any]:
     batch.refresh_from_db()
     if status != "completed":
         raise SystemExit(f"batch ended {status}: {batch.reason}")
-    result = storage.absolute(batch.result_path)
+    csv_mb = storage.absolute(batch.result_path).stat().st_size / 1e6
     storage.remove_folder(folder)
     return {"seconds": seconds, "processed": batch.processed,
-            "articles_per_second": batch.processed / seconds,
-            "csv_mb": result.stat().st_size / 1e6 if result.exists() else None}
+            "articles_per_second": batch.processed / seconds, "csv_mb": csv_mb}
 
 
 def main() -> None:

@@ -3,10 +3,10 @@
 The engine sorts the texts of one predict call by token length and pads each of its batches to
 the longest member, but it can only sort what one call holds. In file order, 64 abstracts of a
 PubMed export range from a title alone to a 500-word abstract: scripts/benchmark_batch.py
-measured 56% padded tokens over real ones at 64 texts per call, against 4% when a window of
-1,024 is sorted first and then cut into calls of 64 neighbours in length. The calls stay small,
-so progress and cancel are still seen about every second; the rows are written in file order
-once the window is done.
+measured 56% padded tokens over real ones at 64 texts per call in file order, against 7.8% when
+a window of 1,024 is sorted by character length first and then cut into calls of 64
+neighbours. The calls stay small, so progress and cancel are still seen about every second; the
+rows are written in file order once the window is done.
 """
 
 from __future__ import annotations
