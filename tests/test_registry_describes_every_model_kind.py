@@ -166,3 +166,12 @@ def test_a_kind_whose_package_is_missing_says_how_to_install_it(
         resolve_model_dir("packaged", ml_models.TrainConfig())
     bundled = registry.bundled_package_path(REGISTRY["minilm"].package or "")
     assert resolve_model_dir("minilm", ml_models.TrainConfig()) == str(bundled)
+
+
+def test_kinds_without_weights_of_their_own_say_what_they_are_made_of() -> None:
+    assert "scikit-learn" in ml_models.model_availability("tfidf_logreg")["detail"]
+    for kind in ("ensemble", "search"):
+        status = ml_models.model_availability(kind)
+        assert status["status"] == "bundled"
+        assert "scikit-learn" not in status["detail"]
+        assert "made from other models" in status["detail"]

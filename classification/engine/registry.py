@@ -318,7 +318,11 @@ def how_to_get(model_type: str) -> str:
 def model_availability(model_type: str, *, local_dir: str | None = None) -> dict[str, str]:
     spec = get_spec(model_type)
     if spec.weights == "none":
-        return {"status": "bundled", "detail": "scikit-learn model; nothing to download"}
+        if spec.kind == "baseline":
+            return {"status": "bundled", "detail": "scikit-learn model; nothing to download"}
+        # An ensemble or a search has no weights of its own: its members or candidates do.
+        return {"status": "bundled", "detail": "made from other models; nothing of its own to "
+                "download (each member or candidate is checked on its own)"}
     if spec.weights == "package":
         assert spec.package is not None
         path = bundled_package_path(spec.package)
