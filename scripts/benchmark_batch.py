@@ -56,15 +56,15 @@ def write_articles(path: Path, rows: int) -> int:
 def padding_overhead(tokenizer: Any, texts: list[str], max_length: int, window: int) -> float:
     """Padded tokens over real tokens when each window of texts is length-packed into calls
     (classification.batches.packing; window=CALL is no packing: calls in file order) and each
-    call is cut into batches as the engine cuts them (transformer._length_sorted_batches)."""
+    call is cut into batches as the engine cuts them (batching.length_sorted_batches)."""
     from classification.batches.packing import length_packed
-    from classification.engine.transformer import _length_sorted_batches
+    from classification.engine.batching import length_sorted_batches
 
     real = padded = 0
     for start in range(0, len(texts), window):
         part = texts[start:start + window]
         for call in length_packed(part):
-            encoded, batches = _length_sorted_batches(tokenizer, [part[i] for i in call],
+            encoded, batches = length_sorted_batches(tokenizer, [part[i] for i in call],
                                                       max_length)
             lengths = [len(ids) for ids in encoded["input_ids"]]
             real += sum(lengths)

@@ -148,8 +148,8 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
         if self._encoder is None and self.shared_cache is not None:
             self._encoder = self.shared_cache.get("encoder")
         if self._encoder is None:
+            from .batching import load_encoder
             from .loading import resolve_model_dir
-            from .transformer import load_encoder
 
             model_dir = resolve_model_dir(self.model_type, self.config or TrainConfig())
             self._encoder = load_encoder(model_dir, self.device_plan)
@@ -158,7 +158,7 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
         return self._encoder
 
     def _features(self, texts: list[str]) -> Any:
-        from .transformer import encode_mean_pooled
+        from .batching import encode_mean_pooled
 
         max_length = self.config.max_length if self.config else 256
         key = (max_length, len(texts), hash(tuple(texts)))

@@ -32,6 +32,11 @@ from typing import Any
 
 import numpy as np
 
+from .batching import length_sorted_batches, probabilities
+from .device import plan_device
+from .metrics import compute_metrics
+from .types import ProgressCallback, TextData
+
 logger = logging.getLogger(__name__)
 
 KIND = "onnx-int8"
@@ -187,6 +192,7 @@ def not_built(reason: str) -> dict[str, Any]:
     return {"kind": KIND, "built": False, "used": False, "reason": reason}
 
 
+SPEED_SAMPLE = 128  # validation texts timed on both paths when the fast path is built
 SUMMARY_KEYS = ("kind", "built", "used", "reason", "tolerance", "val_macro_f1",
                 "standard_val_macro_f1", "decision_agreement", "max_prob_diff", "speedup",
                 "rules")
@@ -198,3 +204,111 @@ def fast_path_summary(fast_path: dict[str, Any]) -> dict[str, Any]:
     if not fast_path:
         return {}
     return {"fast_inference": {k: fast_path[k] for k in SUMMARY_KEYS if k in fast_path}}
+
+
+class FastPathMixin:
+    """TransformerClassifier's fast path: built and judged at the end of fit, used by
+    predict(fast=True). Relies on the classifier's model, tokenizer, max_length, device plan,
+    label space, decision rules and _fast_file / _fast_scratch / _onnx slots."""
+
+    model: Any
+    tokenizer: Any
+    max_length: int
+    device_plan: Any
+    label_names: list[str]
+    multi_label: bool
+    thresholds: list[float]
+    class_offsets: list[float]
+    metrics: dict[str, Any]
+    fast_path: dict[str, Any]
+    _fast_file: Path | None
+    _fast_scratch: tempfile.TemporaryDirectory[str] | None
+    _onnx: OnnxLogits | None
+
+    def _build_fast_path(
+        self, val: TextData, prob: np.ndarray, progress_cb: ProgressCallback
+    ) -> None:
+        """Export the int8 graph, tune its own decision rules and judge it on validation.
+
+        A failure here costs the batch speed-up, never the trained model: it is recorded as
+        the reason the fast path was not built.
+        """
+        plan = self.device_plan or plan_device()
+        reason = unavailable_reason(plan.device)
+        if reason:
+            self.fast_path = not_built(reason)
+            return
+        progress_cb({"phase": "evaluating", "message": "Building the int8 fast inference path"})
+        try:
+            self._fast_scratch = tempfile.TemporaryDirectory(prefix="medlitbot-fast-")
+            self._fast_file = Path(self._fast_scratch.name) / FILE
+            seconds = export_int8(
+                model=self.model, tokenizer=self.tokenizer, target=self._fast_file
+            )
+            self.model.to(plan.device)  # export moved it to the CPU; put it back
+            self._onnx = None
+            speedup = self._fast_speedup(val.texts[:SPEED_SAMPLE])
+            fast_prob = self.predict_proba_fast(val.texts)
+            rules, fast_f1 = self._fast_rules(val, fast_prob)
+            standard = self._choices(prob, self.thresholds, self.class_offsets)
+            fast = self._choices(fast_prob, rules["thresholds"], rules["class_offsets"])
+            self.fast_path = verdict(
+                standard_f1=float(self.metrics.get("macro_f1", 0.0)),
+                fast_f1=fast_f1,
+                agreement=float((standard == fast).all(axis=1).mean()),
+                max_prob_diff=float(np.abs(fast_prob - prob).max()),
+                speedup=speedup,
+                seconds=seconds,
+                rules=rules,
+            )
+        except Exception as exc:  # any exporter or runtime error means "not built"
+            logger.warning("fast inference path not built: %s", exc, exc_info=True)
+            self._fast_file = None
+            self.fast_path = not_built(f"{type(exc).__name__}: {exc}")
+
+    def _fast_rules(self, val: TextData, fast_prob: np.ndarray) -> tuple[dict[str, Any], float]:
+        """The fast path's decision rules and its validation macro-F1 under them.
+
+        Rules are tuned again on the fast path's probabilities, but kept only when they beat
+        the standard path's rules on it by RETUNE_MIN_GAIN: on a 150-row
+        validation split, re-tuned thresholds gained 0.002 there and lost 0.015 on test, and
+        changed 14% of decisions where the standard rules changed 1.4%.
+        """
+        def score(thresholds: list[float], offsets: list[float]) -> float:
+            return float(compute_metrics(val.labels, fast_prob, self.label_names,
+                                         self.multi_label, thresholds, None,
+                                         offsets).get("macro_f1", 0.0))
+
+        thresholds, offsets = self._decision_rules(val, fast_prob)
+        kept = score(self.thresholds, self.class_offsets)
+        retuned = score(thresholds, offsets)
+        if retuned >= kept + RETUNE_MIN_GAIN:
+            return {"thresholds": thresholds, "class_offsets": offsets, "rules": "retuned"}, retuned
+        return {"thresholds": list(self.thresholds), "class_offsets": list(self.class_offsets),
+                "rules": "standard"}, kept
+
+    def _fast_speedup(self, texts: list[str]) -> float:
+        """The standard path's time over the fast path's on the same texts, each warmed up."""
+        timings = []
+        for run in (self.predict_proba, self.predict_proba_fast):
+            run(texts[:4])  # the first call builds the session or packs weights
+            started = time.perf_counter()
+            run(texts)
+            timings.append(time.perf_counter() - started)
+        return timings[0] / max(timings[1], 1e-9)
+
+    def predict_proba_fast(self, texts: list[str]) -> np.ndarray:
+        """Probabilities from the int8 ONNX graph, in length-sorted padded batches."""
+        if self._fast_file is None or not self._fast_file.is_file():
+            raise RuntimeError("This model has no fast inference path")
+        if self._onnx is None:
+            threads = (self.device_plan or plan_device()).threads
+            self._onnx = OnnxLogits(self._fast_file, threads)
+        encoded, batches = length_sorted_batches(self.tokenizer, texts, self.max_length)
+        keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
+        out = np.zeros((len(texts), len(self.label_names)), dtype=np.float64)
+        for batch in batches:
+            features = [{k: encoded[k][i] for k in keys} for i in batch]
+            logits = self._onnx(self.tokenizer.pad(features, padding=True, return_tensors="np"))
+            out[batch] = probabilities(logits.astype(np.float64), self.multi_label)
+        return out

@@ -10,7 +10,6 @@ uses one thread per physical core; the dtype is fp32 unless the chip has native 
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import shutil
@@ -24,19 +23,15 @@ import numpy as np
 from . import fast_inference
 from .artifacts import atomic_save
 from .base import BaseClassifier
+from .batching import forward_batches
 from .cls_head import prune_last_layer_to_cls
-from .device import DevicePlan, plan_device, torch_dtype
+from .device import DevicePlan, plan_device
 from .loading import resolve_model_dir
-from .metrics import compute_metrics
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
 
 if TYPE_CHECKING:
     from .trainer_parts import ProgressForwarder, WeightedLossTrainer
 
-logger = logging.getLogger(__name__)
-
-PREDICT_TOKENS_PER_BATCH = 8192  # bounds activation memory while keeping matmuls large
-SPEED_SAMPLE = 128  # validation texts timed on both paths when the fast path is built
 MIN_MAX_LENGTH = 32
 # Dropout on attention probabilities keeps torch's SDPA off its fused flash kernel on CPU (that
 # kernel takes no dropout) and materialises every (len x len) score matrix: with it off, MiniLM
@@ -58,92 +53,7 @@ def _cpu_attention_overrides(model_dir: str, plan: DevicePlan) -> dict[str, floa
     return {key: 0.0 for key in ATTENTION_DROPOUT_KEYS if getattr(config, key, None)}
 
 
-def _autocast_enabled(plan: DevicePlan) -> bool:
-    return plan.device in ("cuda", "cpu") and plan.dtype != "float32"
-
-
-def load_encoder(model_dir: str, plan: DevicePlan | None) -> tuple[Any, Any, DevicePlan]:
-    """Bare encoder (no head) for embeddings, on the planned device, in eval mode."""
-    from transformers import AutoModel, AutoTokenizer
-
-    plan = plan or plan_device()
-    plan.apply()
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModel.from_pretrained(model_dir).to(plan.device).eval()
-    return model, tokenizer, plan
-
-
-def _length_sorted_batches(
-    tokenizer: Any, texts: list[str], max_length: int, max_batch: int = 128
-) -> tuple[Any, list[list[int]]]:
-    """Tokenize once, then cut length-sorted index batches within a padded-token budget."""
-    encoded = tokenizer(texts, truncation=True, max_length=max_length)
-    lengths = [len(ids) for ids in encoded["input_ids"]]
-    order = sorted(range(len(texts)), key=lambda i: lengths[i])
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for i in order:
-        # Sorted ascending, so lengths[i] is the batch's padded width once i joins.
-        if current and (
-            len(current) >= max_batch or (len(current) + 1) * lengths[i] > PREDICT_TOKENS_PER_BATCH
-        ):
-            batches.append(current)
-            current = []
-        current.append(i)
-    if current:
-        batches.append(current)
-    return encoded, batches
-
-
-def _probabilities(logits: np.ndarray, multi_label: bool) -> np.ndarray:
-    if multi_label:
-        return 1.0 / (1.0 + np.exp(-logits))
-    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return shifted / shifted.sum(axis=1, keepdims=True)
-
-
-def _forward_batches(
-    model: Any, tokenizer: Any, texts: list[str], plan: DevicePlan, max_length: int, fn: Any
-) -> np.ndarray:
-    """Run fn(model_output, attention_mask) per length-sorted batch; rows back in input order."""
-    import torch
-
-    encoded, batches = _length_sorted_batches(tokenizer, texts, max_length)
-    keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
-    out: np.ndarray | None = None
-    with torch.inference_mode():
-        for batch in batches:
-            features = [{k: encoded[k][i] for k in keys} for i in batch]
-            inputs = tokenizer.pad(features, padding=True, return_tensors="pt")
-            inputs = {k: v.to(plan.device) for k, v in inputs.items()}
-            # Inference runs in the dtype training ran in, so thresholds tuned on validation
-            # hold for a reloaded artifact; on a CPU with native bf16 this is ~1.7-2x faster.
-            with torch.autocast(
-                plan.device, dtype=torch_dtype(plan.dtype), enabled=_autocast_enabled(plan)
-            ):
-                result = fn(model(**inputs), inputs["attention_mask"])
-            result = result.float().cpu().numpy()
-            if out is None:
-                out = np.zeros((len(texts), result.shape[1]), dtype=np.float32)
-            out[batch] = result
-    return out if out is not None else np.zeros((0, 0), dtype=np.float32)
-
-
-def encode_mean_pooled(
-    model: Any, tokenizer: Any, texts: list[str], plan: DevicePlan, max_length: int = 256
-) -> np.ndarray:
-    import torch
-
-    def pool(output: Any, mask: Any) -> Any:
-        mask = mask.unsqueeze(-1).to(output.last_hidden_state.dtype)
-        summed = (output.last_hidden_state * mask).sum(dim=1)
-        mean = summed / mask.sum(dim=1).clamp(min=1.0)
-        return torch.nn.functional.normalize(mean, dim=-1)
-
-    return _forward_batches(model, tokenizer, texts, plan, max_length, pool)
-
-
-class TransformerClassifier(BaseClassifier):
+class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
     def __init__(self, model_type: str, device_plan: DevicePlan | None = None) -> None:
         super().__init__(model_type, device_plan)
         self.model: Any = None
@@ -406,95 +316,7 @@ class TransformerClassifier(BaseClassifier):
         # point at nothing; the name still says which step's weights these are.
         self.metrics["best_checkpoint"] = os.path.basename(best) if best else None
 
-    def _build_fast_path(
-        self, val: TextData, prob: np.ndarray, progress_cb: ProgressCallback
-    ) -> None:
-        """Export the int8 graph, tune its own decision rules and judge it on validation.
-
-        A failure here costs the batch speed-up, never the trained model: it is recorded as
-        the reason the fast path was not built.
-        """
-        plan = self.device_plan or plan_device()
-        reason = fast_inference.unavailable_reason(plan.device)
-        if reason:
-            self.fast_path = fast_inference.not_built(reason)
-            return
-        progress_cb({"phase": "evaluating", "message": "Building the int8 fast inference path"})
-        try:
-            self._fast_scratch = tempfile.TemporaryDirectory(prefix="medlitbot-fast-")
-            self._fast_file = Path(self._fast_scratch.name) / fast_inference.FILE
-            seconds = fast_inference.export_int8(
-                model=self.model, tokenizer=self.tokenizer, target=self._fast_file
-            )
-            self.model.to(plan.device)  # export moved it to the CPU; put it back
-            self._onnx = None
-            speedup = self._fast_speedup(val.texts[:SPEED_SAMPLE])
-            fast_prob = self.predict_proba_fast(val.texts)
-            rules, fast_f1 = self._fast_rules(val, fast_prob)
-            standard = self._choices(prob, self.thresholds, self.class_offsets)
-            fast = self._choices(fast_prob, rules["thresholds"], rules["class_offsets"])
-            self.fast_path = fast_inference.verdict(
-                standard_f1=float(self.metrics.get("macro_f1", 0.0)),
-                fast_f1=fast_f1,
-                agreement=float((standard == fast).all(axis=1).mean()),
-                max_prob_diff=float(np.abs(fast_prob - prob).max()),
-                speedup=speedup,
-                seconds=seconds,
-                rules=rules,
-            )
-        except Exception as exc:  # any exporter or runtime error means "not built"
-            logger.warning("fast inference path not built: %s", exc, exc_info=True)
-            self._fast_file = None
-            self.fast_path = fast_inference.not_built(f"{type(exc).__name__}: {exc}")
-
-    def _fast_rules(self, val: TextData, fast_prob: np.ndarray) -> tuple[dict[str, Any], float]:
-        """The fast path's decision rules and its validation macro-F1 under them.
-
-        Rules are tuned again on the fast path's probabilities, but kept only when they beat
-        the standard path's rules on it by fast_inference.RETUNE_MIN_GAIN: on a 150-row
-        validation split, re-tuned thresholds gained 0.002 there and lost 0.015 on test, and
-        changed 14% of decisions where the standard rules changed 1.4%.
-        """
-        def score(thresholds: list[float], offsets: list[float]) -> float:
-            return float(compute_metrics(val.labels, fast_prob, self.label_names,
-                                         self.multi_label, thresholds, None,
-                                         offsets).get("macro_f1", 0.0))
-
-        thresholds, offsets = self._decision_rules(val, fast_prob)
-        kept = score(self.thresholds, self.class_offsets)
-        retuned = score(thresholds, offsets)
-        if retuned >= kept + fast_inference.RETUNE_MIN_GAIN:
-            return {"thresholds": thresholds, "class_offsets": offsets, "rules": "retuned"}, retuned
-        return {"thresholds": list(self.thresholds), "class_offsets": list(self.class_offsets),
-                "rules": "standard"}, kept
-
-    def _fast_speedup(self, texts: list[str]) -> float:
-        """The standard path's time over the fast path's on the same texts, each warmed up."""
-        timings = []
-        for run in (self.predict_proba, self.predict_proba_fast):
-            run(texts[:4])  # the first call builds the session or packs weights
-            started = time.perf_counter()
-            run(texts)
-            timings.append(time.perf_counter() - started)
-        return timings[0] / max(timings[1], 1e-9)
-
     # ---- inference ------------------------------------------------------------------------
-
-    def predict_proba_fast(self, texts: list[str]) -> np.ndarray:
-        """Probabilities from the int8 ONNX graph, in length-sorted padded batches."""
-        if self._fast_file is None or not self._fast_file.is_file():
-            raise RuntimeError("This model has no fast inference path")
-        if self._onnx is None:
-            threads = (self.device_plan or plan_device()).threads
-            self._onnx = fast_inference.OnnxLogits(self._fast_file, threads)
-        encoded, batches = _length_sorted_batches(self.tokenizer, texts, self.max_length)
-        keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
-        out = np.zeros((len(texts), len(self.label_names)), dtype=np.float64)
-        for batch in batches:
-            features = [{k: encoded[k][i] for k in keys} for i in batch]
-            logits = self._onnx(self.tokenizer.pad(features, padding=True, return_tensors="np"))
-            out[batch] = _probabilities(logits.astype(np.float64), self.multi_label)
-        return out
 
     def predict_proba(self, texts: list[str]) -> np.ndarray:
         import torch
@@ -509,7 +331,7 @@ class TransformerClassifier(BaseClassifier):
             logits = output.logits.float()
             return torch.sigmoid(logits) if multi else torch.softmax(logits, dim=-1)
 
-        return _forward_batches(
+        return forward_batches(
             self.model, self.tokenizer, texts, plan, self.max_length, head
         ).astype(np.float64)
 
