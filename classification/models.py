@@ -36,6 +36,9 @@ class MLModel(models.Model):
     label_names = models.JSONField(default=list, blank=True)
     is_multilabel = models.BooleanField(default=False)
     artifact_path = models.CharField(max_length=500, blank=True)
+    # With shared storage, the content hash of the published artifact (core/filestore.py):
+    # every node loads exactly these bytes, fetched once into its cache. Empty on one machine.
+    artifact_digest = models.CharField(max_length=64, blank=True)
     device_used = models.CharField(max_length=40, blank=True)
     device_plan = models.JSONField(default=dict, blank=True)
     library_versions = models.JSONField(default=dict, blank=True)
@@ -165,6 +168,10 @@ class TrainingJob(models.Model):
     log_tail = models.TextField(blank=True)
     device_plan = models.JSONField(default=dict, blank=True)
     checkpoint_path = models.CharField(max_length=500, blank=True)
+    # With shared storage, the newest complete checkpoint as published while training
+    # (classification/jobs/checkpoint_sync.py), so a resume on another node starts from it.
+    synced_checkpoint = models.CharField(max_length=100, blank=True)
+    synced_checkpoint_digest = models.CharField(max_length=64, blank=True)
     attempt = models.PositiveIntegerField(default=1)
 
     created_at = models.DateTimeField(auto_now_add=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,9 @@ from django.db.models.functions import Cast
 from classification.engine.artifacts import MANIFEST
 from classification.jobs import paths
 from classification.models import MLModel, TrainingJob
+from core import filestore
+
+logger = logging.getLogger(__name__)
 
 
 def training_job_get(*, job_id: int) -> TrainingJob | None:
@@ -64,9 +68,20 @@ def training_job_queue_positions() -> dict[int, int]:
 
 
 def mlmodel_artifact_dir(*, ml_model: MLModel) -> Path | None:
-    """The model's artifact folder if it exists; a relative path is under MODEL_ARTIFACT_ROOT."""
+    """The model's artifact folder on this node, or None when it has none.
+
+    With shared storage the published tree is fetched once into this node's cache and read from
+    there, whichever node trained it; otherwise a relative path is under MODEL_ARTIFACT_ROOT.
+    """
     if not ml_model.artifact_path:
         return None
+    if ml_model.artifact_digest and filestore.shared_enabled():
+        try:
+            return filestore.tree_local(digest=ml_model.artifact_digest)
+        except OSError as exc:
+            logger.warning("model %s: artifact %s unreadable: %s", ml_model.pk,
+                           ml_model.artifact_digest[:12], exc)
+            return None
     path = Path(ml_model.artifact_path)
     if not path.is_absolute():
         path = Path(settings.MODEL_ARTIFACT_ROOT) / path

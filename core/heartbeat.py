@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -43,6 +42,8 @@ from celery.signals import (
 from django.conf import settings
 from django.db import close_old_connections, connections
 from django.utils import timezone
+
+from classification.jobs import processes
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +85,7 @@ class HeartbeatThread(threading.Thread):
                  interval: float, queues_source: Any = None) -> None:
         super().__init__(name="medlitbot-worker-heartbeat", daemon=True)
         self.hostname = hostname
-        self.host = socket.gethostname()
+        self.host = processes.hostname()
         self.pid = os.getpid()
         self.queues = queues
         self.queues_source = queues_source

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from classification.engine.types import TextData
+from core import filestore
 
 from .articles import ID_ORDER
 from .models import Dataset
@@ -42,7 +43,11 @@ def dataset_get(*, owner: Any, pk: int) -> Dataset:
 
 
 def dataset_rows_file(*, dataset: Dataset) -> Path:
-    return Path(settings.MEDIA_ROOT) / dataset.rows_path
+    """The rows' Parquet file on this node (fetched from the shared storage on first use)."""
+    try:
+        return filestore.file_local(name=dataset.rows_path)
+    except OSError:
+        return Path(settings.MEDIA_ROOT) / dataset.rows_path  # reads then fail as "missing"
 
 
 def dataset_sample_rows(*, dataset: Dataset, n: int = 20) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.text import get_valid_filename
 
+from core import filestore
 from core.diskspace import DiskFull, disk_full_refused, is_disk_full
 
 from .articles import ArticleStream, articles_read
@@ -115,9 +116,13 @@ def dataset_create_from_upload(
             _place(workdir / "rows.parquet", media / rows_rel, placed)
             if not (media / original_rel).exists():  # same bytes uploaded by another owner
                 _place(spooled, media / original_rel, placed)
+            # Published before the row commits, so no node ever reads a dataset it cannot open.
+            for path in placed:
+                filestore.file_publish(name=str(path.relative_to(media)))
     except BaseException as exc:
         for path in placed:
             path.unlink(missing_ok=True)
+            filestore.file_delete(name=str(path.relative_to(media)))
         _remove_empty_dirs(media / "datasets" / locals().get("content_hash", "-"))
         # A full disk is the server's problem, not the file's: its own error (507, not 400),
         # raised only once the partial files above are gone (the workdir goes just below).
@@ -179,7 +184,8 @@ def dataset_delete(*, dataset: Dataset) -> None:
     """Delete the row now and its files once the deletion is committed."""
     media = Path(settings.MEDIA_ROOT)
     rows = media / dataset.rows_path if dataset.rows_path else None
-    original = media / dataset.original_file.name if dataset.original_file else None
+    original_name = dataset.original_file.name if dataset.original_file else ""
+    original = media / original_name if original_name else None
     shared = Dataset.objects.filter(content_hash=dataset.content_hash).exclude(pk=dataset.pk)
     keep_original = bool(dataset.content_hash) and shared.exists()
     folder = media / "datasets" / dataset.content_hash if dataset.content_hash else None
@@ -187,8 +193,10 @@ def dataset_delete(*, dataset: Dataset) -> None:
     def remove_files() -> None:
         if rows:
             rows.unlink(missing_ok=True)
+            filestore.file_delete(name=dataset.rows_path)
         if original and not keep_original:
             original.unlink(missing_ok=True)
+            filestore.file_delete(name=original_name)
         if folder:
             _remove_empty_dirs(folder)
 

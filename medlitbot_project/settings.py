@@ -153,6 +153,52 @@ MODEL_DOWNLOAD_TIMEOUT = env.float("MODEL_DOWNLOAD_TIMEOUT", default=120.0)
 
 LOG_DIR = env.path("LOG_DIR", default=BASE_DIR / "logs")
 
+# --- Several machines: shared storage (core/filestore.py, docs/deploy.md) ---------------------
+# Empty (the default): every durable file lives on this machine's disk, under MEDIA_ROOT and
+# MODEL_ARTIFACT_ROOT, and nothing is copied anywhere. `s3://bucket[/prefix]` publishes datasets,
+# batch files, trained models and checkpoints to S3-compatible object storage through
+# django-storages (AWS, MinIO, Ceph RGW; AWS_S3_ENDPOINT_URL for the last two), so any node can
+# read what another wrote. `file:///mnt/share/medlitbot` does the same on a shared mount.
+SHARED_STORAGE_URL = env.str("SHARED_STORAGE_URL", default="")
+# What a node fetched from the shared storage, kept by content hash (models) or by a path never
+# reused for other bytes (datasets, batch files); trimmed least recently used first.
+FILE_CACHE_DIR = env.path("FILE_CACHE_DIR", default=BASE_DIR / "file_cache")
+FILE_CACHE_MAX_MB = env.int("FILE_CACHE_MAX_MB", default=20 * 1024)
+# The machine's name in job rows and heartbeats: the reaper checks PIDs only for jobs of this
+# node and judges every other node's jobs by their heartbeat age alone.
+NODE_NAME = env.str("NODE_NAME", default="")
+
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+if SHARED_STORAGE_URL.startswith("s3://"):
+    _bucket, _, _prefix = SHARED_STORAGE_URL[len("s3://"):].partition("/")
+    STORAGES["shared"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": _bucket,
+            "location": _prefix.strip("/"),
+            "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default="") or None,
+            "region_name": env.str("AWS_S3_REGION_NAME", default="") or None,
+            "access_key": env.str("AWS_ACCESS_KEY_ID", default="") or None,
+            "secret_key": env.str("AWS_SECRET_ACCESS_KEY", default="") or None,
+            # Keys are content hashes and never-reused paths: the same name is the same bytes.
+            "file_overwrite": True,
+            "default_acl": None,
+            "querystring_auth": False,
+        },
+    }
+elif SHARED_STORAGE_URL.startswith("file://"):
+    STORAGES["shared"] = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": SHARED_STORAGE_URL[len("file://"):], "allow_overwrite": True},
+    }
+elif SHARED_STORAGE_URL:
+    raise ImproperlyConfigured(
+        f"SHARED_STORAGE_URL={SHARED_STORAGE_URL!r}: use s3://bucket[/prefix] or file:///path."
+    )
+
 MAX_UPLOAD_SIZE_MB = env.int("MAX_UPLOAD_SIZE_MB", default=250)
 MAX_UPLOAD_SIZE = MAX_UPLOAD_SIZE_MB * 1024 * 1024
 # POST /api/models/<pk>/predict/ answers inline up to this many texts; more become a batch job

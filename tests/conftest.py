@@ -7,4 +7,5 @@ pytest_plugins = [
     "tests.plugins.datasets",
     "tests.plugins.browser",
     "tests.plugins.jobs",
+    "tests.plugins.nodes",
 ]

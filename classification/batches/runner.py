@@ -26,6 +26,7 @@ from classification.batches import packing, storage
 from classification.batches.lifecycle import batch_job_claim, batch_job_finish
 from classification.jobs.explanations import mlmodel_top_terms
 from classification.models import BatchJob, MLModel
+from core import filestore
 from dataset_management.articles import Article, ArticleStream, articles_read
 from dataset_management.export import (
     csv_safe_cell,
@@ -211,18 +212,22 @@ def batch_job_run(*, batch_id: uuid.UUID | str) -> str | None:
         logger.info("batch %s: not queued any more, nothing to do", batch_id)
         return None
     batch = BatchJob.objects.select_related("ml_model").get(pk=batch_id)
-    source = storage.absolute(batch.input_path)
-    folder = source.parent
+    folder = storage.absolute(batch.input_path).parent
     parts = [folder / f"{storage.RESULT_NAME}.part", folder / f"{storage.RECORDS_NAME}.part"]
     progress = _Progress(batch.pk)
+    source: Path | None = None
     try:
         if not batch.ml_model.is_trained:
             raise BatchFileError("the model is not trained any more; train it again first")
+        # The web node that took the upload may be another machine: fetch it from there.
+        source = filestore.file_local(name=batch.input_path)
+        folder.mkdir(parents=True, exist_ok=True)
         _classify(batch=batch, source=source, parts=parts, progress=progress)
         # The records first: a CSV in place is what says the batch's results are whole.
         os.replace(parts[1], folder / storage.RECORDS_NAME)
         result = folder / storage.RESULT_NAME
         os.replace(parts[0], result)
+        storage.results_publish(folder=folder)
         ended = batch_job_finish(
             batch_id=batch.pk, target=S.COMPLETED, total=progress.total,
             processed=progress.processed, skipped=progress.skipped,
@@ -249,6 +254,8 @@ def batch_job_run(*, batch_id: uuid.UUID | str) -> str | None:
         )
         return S.FAILED
     finally:
-        source.unlink(missing_ok=True)
+        if source is not None:
+            source.unlink(missing_ok=True)
+        storage.input_discard(batch.input_path)
         for part in parts:
             part.unlink(missing_ok=True)

@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 
 from classification.batches import storage
 from classification.models import BatchJob
+from core import filestore
 
 S = BatchJob.Status
 
@@ -39,7 +40,12 @@ def batch_job_result_file(*, batch: BatchJob) -> Path | None:
     """The finished CSV, or None while there is none (or it has been purged)."""
     if batch.status != S.COMPLETED or not batch.result_path:
         return None
-    path = storage.absolute(batch.result_path)
+    try:
+        # The records beside the CSV are what the RIS and JSON Lines downloads read.
+        filestore.file_local(name=str(Path(batch.result_path).with_name(storage.RECORDS_NAME)))
+        path = filestore.file_local(name=batch.result_path)
+    except OSError:
+        return None
     return path if path.is_file() else None
 
 

@@ -26,6 +26,7 @@ from classification.batches.runner import BatchFileError, batch_job_run
 from classification.jobs import broker, processes
 from classification.jobs.explanations import explainable
 from classification.models import BatchJob, MLModel
+from core import filestore
 from core.queueing import task_send_on_commit
 
 logger = logging.getLogger(__name__)
@@ -147,7 +148,7 @@ def batch_job_cancel(*, batch: BatchJob) -> BatchJob:
         reason="Cancelled before the inference worker started it.", finished_at=now,
     ):
         # Its message may still be delivered: the claim then finds it cancelled and stops.
-        storage.absolute(batch.input_path).unlink(missing_ok=True)
+        storage.input_discard(batch.input_path)
     else:
         BatchJob.objects.filter(pk=batch.pk, status=S.RUNNING).update(
             cancel_requested=True, updated_at=now
@@ -191,7 +192,7 @@ def _fail_orphan(batch: BatchJob, *, why: str) -> bool:
     # The runner that would have tidied up is gone: its input and half-written result go too.
     if batch.input_path:
         folder = storage.absolute(batch.input_path).parent
-        storage.absolute(batch.input_path).unlink(missing_ok=True)
+        storage.input_discard(batch.input_path)
         (folder / f"{storage.RESULT_NAME}.part").unlink(missing_ok=True)
         (folder / f"{storage.RECORDS_NAME}.part").unlink(missing_ok=True)
     return True
@@ -263,7 +264,7 @@ def _fail_lost_messages(*, stale_seconds: float) -> list[str]:
     failed = []
     for batch in lost:
         if batch_job_fail_to_start(batch_id=batch.pk, reason=LOST_MESSAGE_REASON):
-            storage.absolute(batch.input_path).unlink(missing_ok=True)
+            storage.input_discard(batch.input_path)
             failed.append(batch.pk.hex)
     return failed
 
@@ -274,8 +275,11 @@ def _purge_old() -> None:
     old = BatchJob.objects.exclude(status__in=BatchJob.ACTIVE_STATUSES).filter(
         created_at__lt=cutoff
     )
-    for batch in old.only("id", "owner_id"):
+    for batch in old.only("id", "owner_id", "input_path", "result_path"):
         storage.remove_folder(storage.batch_folder(owner_id=batch.owner_id, batch_id=batch.pk))
+        for name in storage.published_names(input_path=batch.input_path,
+                                            result_path=batch.result_path):
+            filestore.file_delete(name=name)
     old.delete()
     root = storage.batches_root()
     if not root.is_dir():

@@ -16,6 +16,7 @@ from typing import IO
 
 from django.conf import settings
 
+from core import filestore
 from core.diskspace import disk_full_refused
 
 KEEP_SECONDS = 7 * 24 * 3600  # finished batches, and their files, are removed after a week
@@ -55,6 +56,7 @@ def input_store(*, folder: Path, filename: str, write: Callable[[IO[bytes]], Non
             with part.open("wb") as out:
                 write(out)
             os.replace(part, source)
+        filestore.file_publish(name=relative(source))  # for an inference worker elsewhere
     except BaseException:
         remove_folder(folder)
         raise
@@ -71,3 +73,24 @@ def absolute(relative_path: str) -> Path:
 
 def remove_folder(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def input_discard(relative_path: str) -> None:
+    """The upload is not kept once its batch ends: this node's copy and the shared one go."""
+    if relative_path:
+        absolute(relative_path).unlink(missing_ok=True)
+        filestore.file_delete(name=relative_path)
+
+
+def results_publish(*, folder: Path) -> None:
+    """The records first: a CSV that other nodes can read is what says the results are whole."""
+    for name in (RECORDS_NAME, RESULT_NAME):
+        filestore.file_publish(name=relative(folder / name))
+
+
+def published_names(*, input_path: str, result_path: str) -> list[str]:
+    """Every shared file a batch may have: its input and its two results."""
+    names = [input_path] if input_path else []
+    if result_path:
+        names += [result_path, str(Path(result_path).with_name(RECORDS_NAME))]
+    return names

@@ -16,8 +16,9 @@ from django.conf import settings
 from django.db import transaction
 
 from classification.batches import storage
-from classification.jobs import paths, searches
+from classification.jobs import checkpoint_sync, paths, searches
 from classification.models import BatchJob, MLModel, TrainingJob
+from core import filestore
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +48,8 @@ def training_job_prune_checkpoints(*, job_id: int) -> list[str]:
     training may be writing there. Safe to run any number of times.
     """
     status = TrainingJob.objects.filter(pk=job_id).values_list("status", flat=True).first()
+    if status == S.COMPLETED:
+        checkpoint_sync.checkpoint_unpublish(job_id=job_id)
     folder = paths.job_output_dir(job_id)
     if not folder.is_dir() or status in TrainingJob.ACTIVE_STATUSES:
         return []
@@ -99,14 +102,26 @@ def mlmodel_delete(*, ml_model: MLModel) -> None:
         folders.append(Path(settings.MODEL_ARTIFACT_ROOT) / ml_model.artifact_path)
     folders = [f for f in folders if _inside_artifact_root(f)]
     # The batch rows go with the model (CASCADE); their folders would be left to no one.
-    folders += [
-        storage.batch_folder(owner_id=owner_id, batch_id=batch_id)
-        for batch_id, owner_id in ml_model.batch_jobs.values_list("pk", "owner_id")
-    ]
+    batches = list(ml_model.batch_jobs.values_list("pk", "owner_id", "input_path",
+                                                   "result_path"))
+    folders += [storage.batch_folder(owner_id=owner_id, batch_id=batch_id)
+                for batch_id, owner_id, _input, _result in batches]
+    shared_files = [name for *_ids, input_path, result_path in batches
+                    for name in storage.published_names(input_path=input_path,
+                                                        result_path=result_path)]
+    trees = [d for d in ml_model.training_jobs.values_list("synced_checkpoint_digest", flat=True)
+             if d]
+    if ml_model.artifact_digest and not MLModel.objects.filter(
+            artifact_digest=ml_model.artifact_digest).exclude(pk=ml_model.pk).exists():
+        trees.append(ml_model.artifact_digest)
 
     def remove_files() -> None:
         for folder in folders:
             _remove(folder)
+        for digest in trees:
+            filestore.tree_delete(digest=digest)
+        for name in shared_files:
+            filestore.file_delete(name=name)
         for study in studies:
             searches.search_study_delete(name=study)
         logger.info("model %s deleted with its files", model_id)

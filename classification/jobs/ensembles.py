@@ -8,7 +8,6 @@ artifact when it is saved, so the ensemble does not change when a member does.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from classification.jobs.lifecycle import training_job_create
@@ -41,7 +40,7 @@ def ensemble_create(*, owner: Any, member_ids: list[int], name: str = "") -> Tra
         raise ValueError("Members must be trained on the same dataset: the ensemble is tuned "
                          "on that dataset's validation split and judged on its test split.")
     # Caught here rather than as a failed job on the worker a minute later.
-    lost = [m.name for m in members if not Path(m.artifact_path, "manifest.json").is_file()]
+    lost = [m.name for m in members if not mlmodel_manifest(ml_model=m)]
     if lost:
         raise ValueError(f"The files of {lost[0]!r} are missing; retrain it before combining.")
     dataset = members[0].dataset

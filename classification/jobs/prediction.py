@@ -85,11 +85,14 @@ def parse_uploaded_file(uploaded_file: Any) -> ParsedFile:
 def _classifier(ml_model: MLModel) -> Any:
     if not ml_model.is_trained:
         raise ValueError(f"Model {ml_model.pk} ({ml_model.name}) is not trained yet")
-    if not Path(ml_model.artifact_path, "manifest.json").is_file():
+    from classification.selectors import mlmodel_artifact_dir
+
+    folder = mlmodel_artifact_dir(ml_model=ml_model)
+    if folder is None or not (folder / "manifest.json").is_file():
         raise ValueError(
             f"Model {ml_model.pk}'s files are missing from {ml_model.artifact_path}; retrain it"
         )
-    return ml_models.get_cached_classifier(ml_model.artifact_path)
+    return ml_models.get_cached_classifier(str(folder))
 
 
 def mlmodel_predict(

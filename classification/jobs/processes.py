@@ -21,7 +21,10 @@ PR_SET_PDEATHSIG = 1
 
 
 def hostname() -> str:
-    return socket.gethostname()
+    """This node's name as job rows record it (NODE_NAME, else the machine's host name)."""
+    from django.conf import settings
+
+    return getattr(settings, "NODE_NAME", "") or socket.gethostname()
 
 
 def pid_alive(pid: int | None) -> bool:

@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from classification import ml_models
-from classification.jobs import baseline_check, lifecycle, paths, searches
+from classification.jobs import baseline_check, checkpoint_sync, lifecycle, paths, searches
 from classification.jobs.progress import (
     FINAL_TEST,
     VERIFYING,
@@ -28,6 +28,7 @@ from classification.jobs.progress import (
     ProgressWriter,
 )
 from classification.models import MLModel, TrainingJob
+from core import filestore
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ def load_split(dataset: Any, split: str) -> ml_models.TextData:
         return dataset_split_examples(dataset=dataset, split=split)
     import pyarrow.parquet as pq
 
-    table = pq.read_table(Path(settings.MEDIA_ROOT) / dataset.rows_path)
+    table = pq.read_table(filestore.file_local(name=dataset.rows_path))
     rows = [r for r in table.to_pylist() if r.get("split") == split]
     return ml_models.TextData(
         texts=[r["text"] for r in rows], labels=[list(r.get("labels") or []) for r in rows]
@@ -79,9 +80,16 @@ def build_config(job: TrainingJob, writer: ProgressWriter) -> ml_models.TrainCon
     config.allow_download = bool(settings.ALLOW_MODEL_DOWNLOAD)
     config.download_timeout = float(settings.MODEL_DOWNLOAD_TIMEOUT)
     config.model_dir = str(settings.MEDLITBOT_MODEL_DIR)
+    member_ids = job.ml_model.parameters.get("member_ids")
+    if job.ml_model.model_type == "ensemble" and member_ids:
+        # The members as this node has them: the paths the web saw may not exist here.
+        config.member_paths = _member_paths(member_ids)
     if job.ml_model.model_type == searches.SEARCH:
         config.search_storage = searches.search_storage_url()
         config.search_study = searches.search_study_name(job=job)
+    if job.attempt > 1 and (fetched := checkpoint_sync.checkpoint_restore(
+            job=job, output_dir=output_dir)):
+        writer.line(f"{fetched} fetched from the shared storage (saved by another node)")
     checkpoint = paths.latest_checkpoint(output_dir) if job.attempt > 1 else None
     config.resume_from_checkpoint = checkpoint
     if job.attempt > 1:
@@ -95,6 +103,17 @@ def build_config(job: TrainingJob, writer: ProgressWriter) -> ml_models.TrainCon
             step=int(os.path.basename(checkpoint).rsplit("-", 1)[-1]), total_steps=job.total_steps
         )
     return config
+
+
+def _member_paths(member_ids: list[int]) -> list[str]:
+    from classification.selectors import mlmodel_artifact_dir
+
+    found = {m.pk: m for m in MLModel.objects.filter(pk__in=member_ids)}
+    folders = [mlmodel_artifact_dir(ml_model=found[i]) if i in found else None
+               for i in member_ids]
+    if any(folder is None for folder in folders):
+        raise RuntimeError("A member model's files are gone; the ensemble cannot be built.")
+    return [str(folder) for folder in folders]
 
 
 def needs_no_torch(model_type: str, config: ml_models.TrainConfig) -> bool:
@@ -133,7 +152,7 @@ def stopped_reason(writer: ProgressWriter, *, job_id: int, saved: str | None) ->
 
 
 def complete(job: TrainingJob, *, clf: Any, artifact: Path, metrics: dict[str, Any],
-             kept_reason: str = "") -> bool:
+             kept_reason: str = "", digest: str = "") -> bool:
     """running -> completed, and the model trained with this artifact. With `kept_reason`,
     running -> cancelled instead, the model still trained: a search stopped on request keeps
     the best model it found (and Resume continues the search)."""
@@ -152,6 +171,7 @@ def complete(job: TrainingJob, *, clf: Any, artifact: Path, metrics: dict[str, A
                 status=MLModel.Status.TRAINED,
                 metrics=metrics,
                 artifact_path=str(artifact),
+                artifact_digest=digest,
                 device_used=str(plan.get("device", "cpu")),
                 device_plan=plan,
                 library_versions=library_versions(),
@@ -179,6 +199,7 @@ def run_training(*, job_id: int) -> int:
     writer = ProgressWriter(job, interval=float(settings.PROGRESS_WRITE_INTERVAL))
     heartbeat = Heartbeat(job.pk, interval=float(settings.HEARTBEAT_INTERVAL))
     heartbeat.start()
+    sync: checkpoint_sync.CheckpointSync | None = None
     try:
         writer.set_phase(P.PREPARING, f"training process {os.getpid()} started; loading data")
         writer.flush(force=True)
@@ -186,6 +207,7 @@ def run_training(*, job_id: int) -> int:
         train, val, test = (load_split(dataset, s) for s in ("train", "validation", "test"))
         writer.line(f"data: {len(train)} train, {len(val)} validation, {len(test)} test rows")
         config = build_config(job, writer)
+        sync = checkpoint_sync.checkpoint_sync_start(job=job, output_dir=Path(config.output_dir))
         if needs_no_torch(job.ml_model.model_type, config):
             # scikit-learn only: importing torch and transformers here cost ~7 s of a TF-IDF
             # job that fits in one or two, and there is no device to plan.
@@ -253,8 +275,12 @@ def run_training(*, job_id: int) -> int:
         )
         writer.line("saved and verified: it loads back and predicts")
         writer.flush(force=True)
+        digest = filestore.tree_publish(folder=artifact)
+        if digest:
+            writer.line(f"published to the shared storage as {digest[:12]}")
         reason = kept_search_reason(kept, metrics) if kept else ""
-        ended = complete(job, clf=clf, artifact=artifact, metrics=metrics, kept_reason=reason)
+        ended = complete(job, clf=clf, artifact=artifact, metrics=metrics, kept_reason=reason,
+                         digest=digest)
         # If the supervisor ended the job first (stall, cancel), this artifact belongs to no
         # one, unless the model already stands on it (a search's kept best).
         if not ended and not MLModel.objects.filter(
@@ -263,6 +289,8 @@ def run_training(*, job_id: int) -> int:
         return 0
     except (ml_models.TrainingStopped, StopBeforeEnd) as exc:
         saved = exc.checkpoint_path if isinstance(exc, ml_models.TrainingStopped) else None
+        if sync is not None:
+            sync.finish()  # the cancel's checkpoint is the one another node would resume from
         reason, checkpoint = stopped_reason(writer, job_id=job.pk, saved=saved)
         writer.line(reason)
         writer.flush(force=True)
@@ -286,5 +314,7 @@ def run_training(*, job_id: int) -> int:
         lifecycle.training_job_finish(job_id=job.pk, target=S.FAILED, reason=reason)
         return 1
     finally:
+        if sync is not None:
+            sync.stopped.set()
         heartbeat.stop()
         connection.close()

@@ -1,0 +1,127 @@
+"""Checkpoints that survive their machine: published while training, restored on resume.
+
+Only with shared storage (core/filestore.py). The training child runs a CheckpointSync thread
+that publishes the newest complete checkpoint as soon as Trainer has finished writing it, and
+records it on the job row; so when the machine dies, `resume_training` on any other node starts
+from that checkpoint. The upload runs beside the training: a step never waits for it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+import uuid
+from pathlib import Path
+
+from django.db import DatabaseError, close_old_connections, connection
+
+from classification.jobs import paths
+from classification.models import TrainingJob
+from core import filestore
+
+logger = logging.getLogger(__name__)
+
+POLL_SECONDS = 2.0
+
+
+class CheckpointSync(threading.Thread):
+    """Publishes each new complete checkpoint of one job, newest only, from its own thread."""
+
+    def __init__(self, *, job_id: int, output_dir: Path, published: str = "",
+                 digest: str = "") -> None:
+        super().__init__(name=f"checkpoint-sync-{job_id}", daemon=True)
+        self.job_id = job_id
+        self.output_dir = output_dir
+        self.published, self.digest = published, digest
+        self.stopped = threading.Event()
+        self.lock = threading.Lock()
+
+    def sync_once(self) -> bool:
+        """Publish the newest complete checkpoint if it is new; True when one was published."""
+        with self.lock:
+            newest = paths.latest_checkpoint(self.output_dir)
+            if not newest or Path(newest).name == self.published:
+                return False
+            try:
+                digest = filestore.tree_publish(folder=Path(newest))
+            except FileNotFoundError:
+                return False  # Trainer rotated it away mid-upload: a newer one exists
+            name, superseded = Path(newest).name, self.digest
+            try:
+                TrainingJob.objects.filter(pk=self.job_id).update(
+                    synced_checkpoint=name, synced_checkpoint_digest=digest)
+            except DatabaseError as exc:
+                logger.warning("job %s: could not record %s: %s", self.job_id, name, exc)
+                close_old_connections()
+                return False
+            self.published, self.digest = name, digest
+            if superseded and superseded != digest:
+                filestore.tree_delete(digest=superseded)
+            logger.info("job %s: %s published (%s)", self.job_id, name, digest[:12])
+            return True
+
+    def run(self) -> None:
+        try:
+            while not self.stopped.wait(POLL_SECONDS):
+                try:
+                    self.sync_once()
+                except Exception as exc:  # the next poll tries again; training goes on
+                    logger.warning("job %s: checkpoint sync failed: %s", self.job_id, exc)
+        finally:
+            connection.close()
+
+    def finish(self) -> None:
+        """Stop polling and publish what the training left last (the cancel's checkpoint)."""
+        self.stopped.set()
+        if self.is_alive():
+            self.join(timeout=60)
+        try:
+            self.sync_once()
+        except Exception as exc:
+            logger.warning("job %s: last checkpoint sync failed: %s", self.job_id, exc)
+
+
+def checkpoint_sync_start(*, job: TrainingJob, output_dir: Path) -> CheckpointSync | None:
+    if not filestore.shared_enabled():
+        return None
+    sync = CheckpointSync(job_id=job.pk, output_dir=output_dir,
+                          published=job.synced_checkpoint, digest=job.synced_checkpoint_digest)
+    sync.start()
+    return sync
+
+
+def _step(name: str) -> int:
+    return int(name.rsplit("-", 1)[-1]) if name.rsplit("-", 1)[-1].isdigit() else -1
+
+
+def checkpoint_restore(*, job: TrainingJob, output_dir: Path) -> str | None:
+    """Bring the job's published checkpoint into its folder on this node, unless a newer
+    complete one is already here; returns the checkpoint's name when it was fetched."""
+    name, digest = job.synced_checkpoint, job.synced_checkpoint_digest
+    if not (name and digest and filestore.shared_enabled()):
+        return None
+    local = paths.latest_checkpoint(output_dir)
+    if local and _step(Path(local).name) >= _step(name):
+        return None
+    source = filestore.tree_local(digest=digest)
+    target = output_dir / name
+    part = output_dir / f".{name}.{uuid.uuid4().hex[:8]}.part"
+    try:
+        shutil.copytree(source, part)
+        shutil.rmtree(target, ignore_errors=True)  # a cut-off save of the same step
+        os.replace(part, target)
+    finally:
+        shutil.rmtree(part, ignore_errors=True)
+    return name
+
+
+def checkpoint_unpublish(*, job_id: int) -> None:
+    """Drop a finished job's published checkpoint: nothing will resume from it."""
+    digest = (TrainingJob.objects.filter(pk=job_id)
+              .values_list("synced_checkpoint_digest", flat=True).first())
+    if digest:
+        filestore.tree_delete(digest=digest)
+        TrainingJob.objects.filter(pk=job_id).update(synced_checkpoint="",
+                                                     synced_checkpoint_digest="")
