@@ -223,9 +223,11 @@ class Supervisor:
                 processes.stop_process(self.proc, grace=3.0)
             self._after_exit()
             try:
-                cleanup.training_job_prune_checkpoints(job_id=self.job_id)
+                # Every job folder on this node, not only this job's: a training node never
+                # runs beat's maintenance, and a job resumed on another node left its folder.
+                cleanup.training_job_dirs_sweep()
             except Exception:  # disk hygiene must never cost the job its recorded end
-                logger.exception("job %s: pruning its checkpoints failed", self.job_id)
+                logger.exception("job %s: pruning checkpoints failed", self.job_id)
 
     def _watch(self, started: float) -> None:
         assert self.proc is not None
