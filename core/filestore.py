@@ -147,8 +147,9 @@ def file_delete(*, name: str) -> None:
 
 # --- folders, by content hash ---------------------------------------------------------------
 
-def _tree_manifest(folder: Path) -> bytes:
-    files = sorted(p for p in folder.rglob("*") if p.is_file())
+def _tree_manifest(folder: Path, only: list[str] | None) -> bytes:
+    tops = [folder / name for name in only] if only is not None else [folder]
+    files = sorted(p for top in tops for p in top.rglob("*") if p.is_file())
     entries = [[p.relative_to(folder).as_posix(), _sha256(p), p.stat().st_size] for p in files]
     return json.dumps({"format": 1, "files": entries}, separators=(",", ":")).encode()
 
@@ -157,13 +158,14 @@ def _tree_key(digest: str, rel: str = "") -> str:
     return f"trees/{digest}/{rel}" if rel else f"trees/{digest}"
 
 
-def tree_publish(*, folder: Path) -> str:
-    """Publish a finished folder; returns its digest ("" on one machine, where the folder
-    itself is the truth). Files go first and the manifest last; a tree already there is not
-    sent again. This node's cache gets the folder at once, so it never downloads its own work."""
+def tree_publish(*, folder: Path, only: list[str] | None = None) -> str:
+    """Publish a finished folder, or only the named entries of it; returns its digest ("" on
+    one machine, where the folder itself is the truth). Files go first and the manifest last;
+    a tree already there is not sent again. This node's cache gets the folder at once, so it
+    never downloads its own work."""
     if not shared_enabled():
         return ""
-    manifest = _tree_manifest(folder)
+    manifest = _tree_manifest(folder, only)
     digest = hashlib.sha256(manifest).hexdigest()
     storage = _storage()
     if not storage.exists(_tree_key(digest, MANIFEST)):
@@ -175,17 +177,21 @@ def tree_publish(*, folder: Path) -> str:
             _upload(part, _tree_key(digest, MANIFEST))
         finally:
             part.unlink(missing_ok=True)
-    _tree_cache_from(folder, digest)
+    _tree_cache_from(folder, digest, only)
     return digest
 
 
-def _tree_cache_from(folder: Path, digest: str) -> None:
+def _tree_cache_from(folder: Path, digest: str, only: list[str] | None) -> None:
     final = _cache_root() / "trees" / digest
     if final.is_dir():
         return
     part = final.with_name(f".{digest}.{uuid.uuid4().hex[:8]}.part")
     try:
-        shutil.copytree(folder, part, copy_function=_link_or_copy)
+        if only is None:
+            shutil.copytree(folder, part, copy_function=_link_or_copy)
+        for name in only or []:
+            shutil.copytree(folder / name, part / name, copy_function=_link_or_copy)
+        part.mkdir(parents=True, exist_ok=True)
         _settle(part, final)
     finally:
         shutil.rmtree(part, ignore_errors=True)

@@ -15,18 +15,6 @@ import pytest
 from core import filestore
 
 
-@pytest.fixture
-def shared(settings, tmp_path: Path) -> Path:
-    bucket = tmp_path / "bucket"
-    settings.STORAGES = {**settings.STORAGES, "shared": {
-        "BACKEND": "django.core.files.storage.FileSystemStorage",
-        "OPTIONS": {"location": str(bucket), "allow_overwrite": True}}}
-    settings.SHARED_STORAGE_URL = f"file://{bucket}"
-    settings.MEDIA_ROOT = str(tmp_path / "media")
-    settings.FILE_CACHE_DIR = str(tmp_path / "cache")
-    return bucket
-
-
 def _artifact(folder: Path) -> Path:
     (folder / "tokenizer").mkdir(parents=True)
     (folder / "model.safetensors").write_bytes(os.urandom(200_000))
@@ -41,11 +29,11 @@ def _other_node(settings, tmp_path: Path, name: str) -> None:
 
 
 def test_a_tree_published_by_one_node_is_read_back_identically_by_another(
-        shared: Path, settings, tmp_path: Path) -> None:
+        shared_storage: Path, settings, tmp_path: Path) -> None:
     source = _artifact(tmp_path / "trained")
     digest = filestore.tree_publish(folder=source)
     assert len(digest) == 64
-    assert (shared / "trees" / digest / "MANIFEST.json").is_file()
+    assert (shared_storage / "trees" / digest / "MANIFEST.json").is_file()
 
     _other_node(settings, tmp_path, "web")
     local = filestore.tree_local(digest=digest)
@@ -54,13 +42,14 @@ def test_a_tree_published_by_one_node_is_read_back_identically_by_another(
         if path.is_file():
             assert (local / path.relative_to(source)).read_bytes() == path.read_bytes()
     # The second read is the cache's: the bucket can vanish and the node still has the model.
-    (shared / "trees" / digest / "files" / "model.safetensors").unlink()
+    (shared_storage / "trees" / digest / "files" / "model.safetensors").unlink()
     assert filestore.tree_local(digest=digest) == local
 
 
-def test_the_same_bytes_are_one_tree_and_are_not_sent_again(shared: Path, tmp_path: Path) -> None:
+def test_the_same_bytes_are_one_tree_and_are_not_sent_again(
+        shared_storage: Path, tmp_path: Path) -> None:
     first = filestore.tree_publish(folder=_artifact(tmp_path / "a"))
-    marker = shared / "trees" / first / "MANIFEST.json"
+    marker = shared_storage / "trees" / first / "MANIFEST.json"
     sent_at = marker.stat().st_mtime_ns
     copy = tmp_path / "b"
     copy.mkdir()
@@ -75,9 +64,10 @@ def test_the_same_bytes_are_one_tree_and_are_not_sent_again(shared: Path, tmp_pa
 
 
 def test_a_tree_whose_manifest_is_not_published_yet_cannot_be_read(
-        shared: Path, settings, tmp_path: Path) -> None:
+        shared_storage: Path, settings, tmp_path: Path) -> None:
     digest = filestore.tree_publish(folder=_artifact(tmp_path / "trained"))
-    (shared / "trees" / digest / "MANIFEST.json").unlink()  # as if the upload stopped before it
+    # As if the upload stopped just before its last object.
+    (shared_storage / "trees" / digest / "MANIFEST.json").unlink()
     _other_node(settings, tmp_path, "worker")
     with pytest.raises(FileNotFoundError):
         filestore.tree_local(digest=digest)
@@ -85,9 +75,10 @@ def test_a_tree_whose_manifest_is_not_published_yet_cannot_be_read(
 
 
 def test_a_file_changed_in_the_bucket_is_refused_and_leaves_nothing_in_the_cache(
-        shared: Path, settings, tmp_path: Path) -> None:
+        shared_storage: Path, settings, tmp_path: Path) -> None:
     digest = filestore.tree_publish(folder=_artifact(tmp_path / "trained"))
-    (shared / "trees" / digest / "files" / "manifest.json").write_text('{"model_type": "evil"}')
+    changed = shared_storage / "trees" / digest / "files" / "manifest.json"
+    changed.write_text('{"model_type": "evil"}')
     _other_node(settings, tmp_path, "worker")
     with pytest.raises(filestore.FileStoreError, match="differs from what was published"):
         filestore.tree_local(digest=digest)
@@ -96,7 +87,7 @@ def test_a_file_changed_in_the_bucket_is_refused_and_leaves_nothing_in_the_cache
 
 
 def test_single_files_are_fetched_once_by_path_and_deleted_everywhere(
-        shared: Path, settings, tmp_path: Path) -> None:
+        shared_storage: Path, settings, tmp_path: Path) -> None:
     name = "datasets/abc/rows-1.parquet"
     own = Path(settings.MEDIA_ROOT) / name
     own.parent.mkdir(parents=True)
@@ -110,13 +101,13 @@ def test_single_files_are_fetched_once_by_path_and_deleted_everywhere(
     assert fetched.read_bytes() == b"PAR1 rows"
     filestore.file_delete(name=name)
     assert not fetched.exists()
-    assert not (shared / "media" / name).exists()
+    assert not (shared_storage / "media" / name).exists()
     with pytest.raises(filestore.FileStoreError, match="neither on this machine"):
         filestore.file_local(name=name)
 
 
 def test_the_cache_drops_least_recently_used_entries_beyond_its_limit(
-        shared: Path, settings, tmp_path: Path) -> None:
+        shared_storage: Path, settings, tmp_path: Path) -> None:
     settings.FILE_CACHE_MAX_MB = 1
     digests = []
     for i in range(3):

@@ -4,6 +4,10 @@ Only with shared storage (core/filestore.py). The training child runs a Checkpoi
 that publishes the newest complete checkpoint as soon as Trainer has finished writing it, and
 records it on the job row; so when the machine dies, `resume_training` on any other node starts
 from that checkpoint. The upload runs beside the training: a step never waits for it.
+
+A model search has no checkpoint of its own: what it resumes from is its Optuna study (in the
+database) and the best trial of each kind, kept under `trials/<number>/`. Those are published
+as one tree named TRIALS whenever the set of kept trials changes.
 """
 
 from __future__ import annotations
@@ -24,31 +28,47 @@ from core import filestore
 logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 2.0
+TRIALS = "trials"
 
 
 class CheckpointSync(threading.Thread):
     """Publishes each new complete checkpoint of one job, newest only, from its own thread."""
 
-    def __init__(self, *, job_id: int, output_dir: Path, published: str = "",
+    def __init__(self, *, job_id: int, output_dir: Path, search: bool, published: str = "",
                  digest: str = "") -> None:
         super().__init__(name=f"checkpoint-sync-{job_id}", daemon=True)
         self.job_id = job_id
         self.output_dir = output_dir
-        self.published, self.digest = published, digest
+        self.search = search
+        # A search's signature is its kept trials, unknown until the first look.
+        self.published = "" if search else published
+        self.digest = digest
         self.stopped = threading.Event()
         self.lock = threading.Lock()
 
+    def _snapshot(self) -> tuple[Path, list[str] | None, str, str] | None:
+        """What to publish now: (folder, its entries to include, row name, signature)."""
+        if self.search:
+            trials = self.output_dir / TRIALS
+            # Kept trials are renamed into place whole; temporary and work folders are not.
+            kept = sorted((p.name for p in trials.iterdir() if p.name.isdigit() and p.is_dir()),
+                          key=int) if trials.is_dir() else []
+            return (trials, kept, TRIALS, ",".join(kept)) if kept else None
+        newest = paths.latest_checkpoint(self.output_dir)
+        return (Path(newest), None, Path(newest).name, Path(newest).name) if newest else None
+
     def sync_once(self) -> bool:
-        """Publish the newest complete checkpoint if it is new; True when one was published."""
+        """Publish what a resume would need if it is new; True when something was published."""
         with self.lock:
-            newest = paths.latest_checkpoint(self.output_dir)
-            if not newest or Path(newest).name == self.published:
+            snapshot = self._snapshot()
+            if snapshot is None or snapshot[3] == self.published:
                 return False
+            folder, only, name, signature = snapshot
             try:
-                digest = filestore.tree_publish(folder=Path(newest))
+                digest = filestore.tree_publish(folder=folder, only=only)
             except FileNotFoundError:
-                return False  # Trainer rotated it away mid-upload: a newer one exists
-            name, superseded = Path(newest).name, self.digest
+                return False  # rotated away mid-upload (Trainer, a new best): a newer one exists
+            superseded = self.digest
             try:
                 TrainingJob.objects.filter(pk=self.job_id).update(
                     synced_checkpoint=name, synced_checkpoint_digest=digest)
@@ -56,7 +76,7 @@ class CheckpointSync(threading.Thread):
                 logger.warning("job %s: could not record %s: %s", self.job_id, name, exc)
                 close_old_connections()
                 return False
-            self.published, self.digest = name, digest
+            self.published, self.digest = signature, digest
             if superseded and superseded != digest:
                 filestore.tree_delete(digest=superseded)
             logger.info("job %s: %s published (%s)", self.job_id, name, digest[:12])
@@ -87,6 +107,7 @@ def checkpoint_sync_start(*, job: TrainingJob, output_dir: Path) -> CheckpointSy
     if not filestore.shared_enabled():
         return None
     sync = CheckpointSync(job_id=job.pk, output_dir=output_dir,
+                          search=job.ml_model.model_type == "search",
                           published=job.synced_checkpoint, digest=job.synced_checkpoint_digest)
     sync.start()
     return sync
@@ -102,6 +123,9 @@ def checkpoint_restore(*, job: TrainingJob, output_dir: Path) -> str | None:
     name, digest = job.synced_checkpoint, job.synced_checkpoint_digest
     if not (name and digest and filestore.shared_enabled()):
         return None
+    if name == TRIALS:
+        return _trials_restore(source=filestore.tree_local(digest=digest),
+                               trials=output_dir / TRIALS)
     local = paths.latest_checkpoint(output_dir)
     if local and _step(Path(local).name) >= _step(name):
         return None
@@ -115,6 +139,19 @@ def checkpoint_restore(*, job: TrainingJob, output_dir: Path) -> str | None:
     finally:
         shutil.rmtree(part, ignore_errors=True)
     return name
+
+
+def _trials_restore(*, source: Path, trials: Path) -> str | None:
+    """Each kept trial this node lacks, copied in whole (temporary name, then os.replace)."""
+    missing = [p for p in source.iterdir() if not (trials / p.name).exists()]
+    for kept in missing:
+        part = trials / f".{kept.name}.{uuid.uuid4().hex[:8]}.part"
+        try:
+            shutil.copytree(kept, part)
+            os.replace(part, trials / kept.name)
+        finally:
+            shutil.rmtree(part, ignore_errors=True)
+    return f"{len(missing)} kept trial(s)" if missing else None
 
 
 def checkpoint_unpublish(*, job_id: int) -> None:

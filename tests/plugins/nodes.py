@@ -87,3 +87,17 @@ def s3_endpoint(tmp_path: Path) -> Iterator[S3Endpoint]:
     endpoint = S3Endpoint(tmp_path / "moto.log").start()
     yield endpoint
     endpoint.stop()
+
+
+@pytest.fixture
+def shared_storage(settings: Any, tmp_path: Path) -> Path:
+    """This process as one node of several, sharing a folder (SHARED_STORAGE_URL=file://...):
+    core.filestore's own code path, without an S3 server."""
+    bucket = tmp_path / "bucket"
+    settings.STORAGES = {**settings.STORAGES, "shared": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(bucket), "allow_overwrite": True}}}
+    settings.SHARED_STORAGE_URL = f"file://{bucket}"
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.FILE_CACHE_DIR = str(tmp_path / "cache")
+    return bucket
