@@ -34,7 +34,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files import File
-from django.core.files.storage import Storage, storages
+from django.core.files.storage import FileSystemStorage, Storage, storages
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +61,21 @@ def describe() -> str:
     if not shared_enabled():
         return f"local disk only ({settings.MEDIA_ROOT}, {settings.MODEL_ARTIFACT_ROOT})"
     return f"shared: {settings.SHARED_STORAGE_URL}, cache {settings.FILE_CACHE_DIR}"
+
+
+def storage_check() -> str:
+    """"" when the shared storage answers (or there is none); otherwise the problem, for
+    /readyz and the doctor. One HEAD request: cheap enough for every probe."""
+    if not shared_enabled():
+        return ""
+    storage = _storage()
+    if isinstance(storage, FileSystemStorage) and not Path(storage.location).is_dir():
+        return f"the shared folder {storage.location} is not mounted"
+    try:
+        storage.exists("readyz")
+    except Exception as exc:
+        return f"the shared storage ({settings.SHARED_STORAGE_URL}) does not answer: {exc}"[:300]
+    return ""
 
 
 def _sha256(path: Path) -> str:

@@ -29,7 +29,8 @@ METHOD_TEXT = {
 
 def _trained_models(request: HttpRequest):
     return MLModel.objects.filter(owner=request.user, status=MLModel.Status.TRAINED).only(
-        "id", "name", "model_type", "label_names", "is_multilabel", "artifact_path", "status"
+        "id", "name", "model_type", "label_names", "is_multilabel", "artifact_path",
+        "artifact_digest", "status",
     )
 
 
