@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Start MedLitBot: install, configure, migrate, load the demo, then run every process until
-# Ctrl-C: the web (gunicorn), the training worker (solo), the inference worker and celery beat.
+# Ctrl-C: the web (gunicorn), the training worker (solo), one GPU training worker per GPU that
+# nvidia-smi lists, the inference worker and celery beat.
 # Safe to run again: every step skips what is already done.
 set -euo pipefail
 
@@ -110,6 +111,22 @@ CELERY=("$PY" -m celery -A medlitbot_project)
     --hostname="training@%h" --without-gossip --without-mingle --optimization=fair \
     --loglevel=INFO >> logs/celery_training.log 2>&1 &
 PIDS+=($!)
+# GPU training: one solo worker per GPU that nvidia-smi lists, each seeing only its own GPU, on
+# the GPU queue (jobs go there while one of these is live, or when pinned with device_queue).
+GPU_LOGS=""
+if command -v nvidia-smi >/dev/null 2>&1; then
+    GPUS="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)"
+    for ((i = 0; i < ${GPUS:-0}; i++)); do
+        CUDA_VISIBLE_DEVICES="$i" "${CELERY[@]}" worker --pool=solo --concurrency=1 \
+            --queues="${PREFIX}training.gpu" --hostname="gpu$i@%h" --without-gossip \
+            --without-mingle --optimization=fair --loglevel=INFO >> "logs/celery_gpu$i.log" 2>&1 &
+        PIDS+=($!)
+        GPU_LOGS="$GPU_LOGS logs/celery_gpu$i.log"
+    done
+    if [ "${GPUS:-0}" -gt 0 ]; then
+        say "started $GPUS GPU training worker(s) on ${PREFIX}training.gpu"
+    fi
+fi
 # Batches and maintenance: never behind a multi-hour training.
 "${CELERY[@]}" worker --pool=threads --concurrency="${INFERENCE_CONCURRENCY:-2}" \
     --queues="${PREFIX}inference,${PREFIX}default" --hostname="inference@%h" \
@@ -140,7 +157,7 @@ cat <<EOF
     API docs:  http://$HOST:$PORT/api/docs/
     Ready:     http://$HOST:$PORT/readyz
     Logs:      logs/access.log, logs/gunicorn.log, logs/celery_training.log,
-               logs/celery_inference.log, logs/celery_beat.log
+               logs/celery_inference.log, logs/celery_beat.log$GPU_LOGS
   Press Ctrl-C to stop.
 
 EOF

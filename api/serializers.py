@@ -280,8 +280,8 @@ class JobSerializer(ExpandableSerializer):
             "id", "model_id", "status", "status_display", "phase", "phase_display", "progress",
             "epoch", "total_epochs", "step", "total_steps", "eta_seconds", "loss",
             "heartbeat_at", "heartbeat_age_seconds", "attempt", "cancel_requested",
-            "is_active", "is_resumable", "reason", "reason_plain", "config", "device_plan",
-            "leaderboard", "created_at", "started_at", "finished_at", "updated_at",
+            "is_active", "is_resumable", "reason", "reason_plain", "config", "queue",
+            "device_plan", "leaderboard", "created_at", "started_at", "finished_at", "updated_at",
             "history", "history_length", "history_reset", "log_tail",
         ]
         read_only_fields = fields[:-4]  # all but the expandable ones, which are optional
@@ -290,6 +290,9 @@ class JobSerializer(ExpandableSerializer):
                                     "when it crashed)."},
             "attempt": {"help_text": "1, and one more at each resume."},
             "config": {"help_text": "The training settings of this run."},
+            "queue": {"help_text": "The broker queue its message went to: <prefix>training "
+                                   "(CPU workers) or <prefix>training.gpu (GPU workers), chosen "
+                                   "when it was queued or resumed (config.device_queue pins it)."},
             "leaderboard": {"help_text": "A model search's trials, best first: number, "
                                          "model_type, params, value (validation macro-F1), "
                                          "state, seconds, note. Empty for other jobs."},

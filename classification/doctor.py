@@ -230,15 +230,36 @@ def check_services() -> list[Check]:
     return checks
 
 
+def gpu_worker_command(queue: str) -> str:
+    """How to start the GPU workers by hand: one solo worker per GPU, each seeing only its own."""
+    return ("for i in $(nvidia-smi --query-gpu=index --format=csv,noheader); do "
+            "CUDA_VISIBLE_DEVICES=$i .venv/bin/celery -A medlitbot_project worker --pool=solo "
+            f"--concurrency=1 --queues={queue} --hostname=gpu$i@%h & done "
+            "(start_m1.sh does this when nvidia-smi -L lists GPUs)")
+
+
+def _worker_line(worker: Any, *, gpu: bool) -> str:
+    devices = worker.devices if worker.devices is not None else "unset"
+    started = f", CUDA_VISIBLE_DEVICES={devices}" if gpu else ""
+    return (f"{worker.hostname} ({worker.pool}{started}) {worker.activity}, "
+            f"heartbeat {worker.age_seconds():.0f} s ago")
+
+
 def check_workers() -> list[Check]:
     """Which Celery worker serves each queue, from the heartbeat rows the workers write.
 
-    A warning, not a blocker: the doctor also runs before any worker has been started.
+    A warning, not a blocker: the doctor also runs before any worker has been started. The GPU
+    training queue is optional (an install without GPUs is complete): its line says how to start
+    one worker per GPU, and for each GPU worker which GPU it was given.
     """
     try:
+        from django.conf import settings
+
         from core import selectors
 
+        gpu_queue = settings.QUEUE_TRAINING_GPU
         coverage = selectors.worker_queue_coverage()
+        [gpu] = selectors.worker_queue_coverage(queues=[gpu_queue])
     except Exception as exc:
         return [Check("workers", WARN, f"could not read worker heartbeats ({exc}); "
                       "run manage.py migrate")]
@@ -246,14 +267,24 @@ def check_workers() -> list[Check]:
     for entry in coverage:
         name = f"worker {entry.queue}"
         if entry.ok:
-            detail = "; ".join(
-                f"{w.hostname} ({w.pool}) {w.activity}, heartbeat {w.age_seconds():.0f} s ago"
-                for w in entry.live
-            )
+            detail = "; ".join(_worker_line(w, gpu=False) for w in entry.live)
             checks.append(Check(name, OK, detail))
         else:
             checks.append(Check(name, WARN, f"{entry.problem()}; jobs for it wait in the queue "
                                 "until one runs (start_m1.sh starts them)"))
+    status = OK
+    if gpu.ok:
+        detail = "; ".join(_worker_line(w, gpu=True) for w in gpu.live)
+        unpinned = [w.hostname for w in gpu.live if not (w.devices or "").strip()]
+        if unpinned:
+            # Unset: each such worker trains on GPU 0; empty: on the CPU. Neither is meant.
+            status = WARN
+            detail += (f". {', '.join(unpinned)} started without a GPU index in "
+                       "CUDA_VISIBLE_DEVICES; restart each with CUDA_VISIBLE_DEVICES=<index>")
+    else:
+        detail = (f"none (optional: jobs train on {settings.QUEUE_TRAINING}). To train on GPUs, "
+                  f"start one worker per GPU: {gpu_worker_command(gpu_queue)}")
+    checks.append(Check(f"worker {gpu_queue}", status, detail))
     return checks
 
 

@@ -46,6 +46,13 @@ def _setting_field(spec: Any) -> forms.Field:
     the form shows exactly the messages the API and the CLI give for the same value."""
     if spec.type is bool:
         return forms.BooleanField(required=False, label=spec.label, help_text=spec.help)
+    if spec.choices:
+        # A select whose value stays text: the schema checks it, with the API's and CLI's
+        # message. Empty: the setting's default.
+        options = [("", f"{spec.default} (default)"),
+                   *((c, c) for c in spec.choices if c != spec.default)]
+        return forms.CharField(required=False, label=spec.label, help_text=spec.help,
+                               widget=forms.Select(choices=options))
     if spec.type is str:
         return forms.CharField(required=False, max_length=500, label=spec.label,
                                help_text=spec.help)
@@ -82,6 +89,11 @@ class TrainingJobCreateForm(forms.Form):
     def number_fields(self) -> list[forms.BoundField]:
         return [self[s.name] for s in user_settings(advanced_only=True)
                 if s.type in (int, float) and s.name in self.fields]
+
+    @property
+    def choice_fields(self) -> list[forms.BoundField]:
+        return [self[s.name] for s in user_settings(advanced_only=True)
+                if s.choices and s.name in self.fields]
 
     @property
     def flag_fields(self) -> list[forms.BoundField]:

@@ -89,6 +89,11 @@ class TrainingJobQuerySet(TransitionQuerySet):
     pass
 
 
+def training_queue_default() -> str:
+    """The CPU training queue: where the seed's `delay()` and rows made before routing went."""
+    return settings.QUEUE_TRAINING
+
+
 class TrainingJob(models.Model):
     """One attempt series at training an MLModel, supervised from the Celery worker.
 
@@ -153,6 +158,9 @@ class TrainingJob(models.Model):
     last_loss = models.FloatField(null=True, blank=True)
 
     celery_task_id = models.CharField(max_length=255, blank=True)
+    # The broker queue its message was sent to (classification/jobs/routing.py), chosen again at
+    # each resume: the CPU training queue or the GPU one.
+    queue = models.CharField(max_length=200, default=training_queue_default)
     worker_host = models.CharField(max_length=255, blank=True)
     worker_pid = models.PositiveIntegerField(null=True, blank=True)
     child_pid = models.PositiveIntegerField(null=True, blank=True)
@@ -205,6 +213,10 @@ class TrainingJob(models.Model):
         if self.heartbeat_at is None:
             return None
         return (timezone.now() - self.heartbeat_at).total_seconds()
+
+    @property
+    def on_gpu_queue(self) -> bool:
+        return self.queue == settings.QUEUE_TRAINING_GPU
 
 
 class BatchJobQuerySet(TransitionQuerySet):

@@ -50,7 +50,7 @@ def mlmodel_get(*, model_id: int) -> MLModel | None:
     return MLModel.objects.select_related("dataset").filter(pk=model_id).first()
 
 
-def training_job_queue_positions() -> dict[int, int]:
+def training_job_queue_positions(*, queue: str | None = None) -> dict[int, int]:
     """Each queued job's place in the training queue (1 = next to start), oldest first.
 
     "Oldest" is when the job entered the queue: a queued row's `updated_at` is set by its
@@ -58,9 +58,11 @@ def training_job_queue_positions() -> dict[int, int]:
     broker hands messages out in the order they were sent. So a job resumed today waits behind
     one created an hour ago, as it does in Redis. The queue is shared by every user, so the
     position counts other people's jobs too (without revealing anything else about them).
+    `queue`: only the jobs waiting in that broker queue (the GPU queue has its own workers).
     """
     ids = (
-        TrainingJob.objects.filter(status=TrainingJob.Status.QUEUED)
+        TrainingJob.objects.filter(status=TrainingJob.Status.QUEUED,
+                                   **({"queue": queue} if queue else {}))
         .order_by("updated_at", "pk")
         .values_list("pk", flat=True)
     )

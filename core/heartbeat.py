@@ -93,6 +93,8 @@ class HeartbeatThread(threading.Thread):
         self.concurrency = concurrency
         self.interval = interval
         self.started_at = timezone.now()
+        # Read once: a GPU worker is started with its GPU named here and keeps it for life.
+        self.facts = {"devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
         self.stopping = False  # set from a signal handler: a plain assignment, no lock
         self._running: dict[str, RunningTask] = {}
         self._lock = threading.Lock()
@@ -127,6 +129,7 @@ class HeartbeatThread(threading.Thread):
             "hostname": self.hostname, "host": self.host, "pid": self.pid,
             "queues": self._current_queues(), "pool": self.pool,
             "concurrency": self.concurrency, "started_at": self.started_at, "state": state,
+            "facts": self.facts,
         }
         if running:
             # The longest-running task names the worker's job; a threads pool running several

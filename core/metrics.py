@@ -177,7 +177,12 @@ class DatabaseCollector:
             "medlitbot_queue_live_workers", "Live workers consuming each queue (alert on 0).",
             labels=["queue"],
         )
-        for entry in selectors.worker_queue_coverage(workers=rows):
+        # An optional queue (GPU training) is reported once some worker has served it, so an
+        # install without GPUs never shows a queue at 0 that an "alert on 0" rule would page on.
+        optional = [queue for queue in selectors.worker_queues_optional().values()
+                    if any(row.serves(queue) for row in rows)]
+        queues = [*selectors.worker_queues().values(), *optional]
+        for entry in selectors.worker_queue_coverage(queues=queues, workers=rows):
             serving.add_metric([entry.queue], len(entry.live))
         return [age, up, busy, serving]
 

@@ -51,6 +51,9 @@ class WorkerHeartbeat(models.Model):
     busy_since = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField()
     last_seen = models.DateTimeField(db_index=True)
+    # What the worker was started with that decides where its tasks run: {"devices": the
+    # CUDA_VISIBLE_DEVICES of its process, None when unset}. The doctor shows it per GPU worker.
+    facts = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["hostname"]
@@ -67,6 +70,11 @@ class WorkerHeartbeat(models.Model):
 
     def serves(self, queue: str) -> bool:
         return queue in (self.queues or [])
+
+    @property
+    def devices(self) -> str | None:
+        """CUDA_VISIBLE_DEVICES as the worker was started with it; None when it was unset."""
+        return (self.facts or {}).get("devices")
 
     @property
     def activity(self) -> str:

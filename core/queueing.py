@@ -28,17 +28,21 @@ class QueueUnavailable(Exception):
 
 
 def task_send(*, task: Any, args: tuple = (), kwargs: dict[str, Any] | None = None,
-              task_id: str | None = None) -> None:
-    """``apply_async`` that raises QueueUnavailable instead of the transport's own errors."""
+              task_id: str | None = None, queue: str | None = None) -> None:
+    """``apply_async`` that raises QueueUnavailable instead of the transport's own errors.
+
+    `queue` overrides CELERY_TASK_ROUTES for this one message (a job routed to the GPU queue).
+    """
+    options = {"queue": queue} if queue else {}
     try:
-        task.apply_async(args=args, kwargs=kwargs or {}, task_id=task_id)
+        task.apply_async(args=args, kwargs=kwargs or {}, task_id=task_id, **options)
     except Exception as exc:  # kombu raises OperationalError, redis its own; all mean "not sent"
         logger.warning("could not send %s (%s): %s", task.name, task_id, exc)
         raise QueueUnavailable() from exc
 
 
 def task_send_on_commit(*, task: Any, args: tuple = (), kwargs: dict[str, Any] | None = None,
-                        task_id: str | None = None,
+                        task_id: str | None = None, queue: str | None = None,
                         on_unreachable: Callable[[str], None]) -> None:
     """Send once the surrounding transaction commits; on failure call ``on_unreachable(reason)``.
 
@@ -49,7 +53,7 @@ def task_send_on_commit(*, task: Any, args: tuple = (), kwargs: dict[str, Any] |
 
     def send() -> None:
         try:
-            task_send(task=task, args=args, kwargs=kwargs, task_id=task_id)
+            task_send(task=task, args=args, kwargs=kwargs, task_id=task_id, queue=queue)
         except QueueUnavailable as exc:
             on_unreachable(exc.message)
             raise

@@ -34,9 +34,19 @@ def worker_queues() -> dict[str, str]:
     }
 
 
+def worker_queues_optional() -> dict[str, str]:
+    """Queues served only where the hardware exists: {"training.gpu": "<prefix>training.gpu"}.
+
+    An install without them is complete, so readiness never requires them; jobs go there only
+    while a live worker serves them (or a person pinned the job there).
+    """
+    return {"training.gpu": settings.QUEUE_TRAINING_GPU}
+
+
 def worker_queue_resolve(*, name: str) -> str:
-    """A role ("training") or a full queue name -> the queue name; unknown names pass through."""
-    return worker_queues().get(name, name)
+    """A role ("training", "training.gpu") or a full queue name -> the queue name; unknown names
+    pass through."""
+    return {**worker_queues(), **worker_queues_optional()}.get(name, name)
 
 
 def worker_heartbeat_list() -> list[WorkerHeartbeat]:
@@ -73,7 +83,7 @@ class QueueCoverage:
 def worker_queue_coverage(
     *, queues: list[str] | None = None, workers: list[WorkerHeartbeat] | None = None
 ) -> list[QueueCoverage]:
-    """For each queue (default: all three), the live workers serving it."""
+    """For each queue (default: the three required ones), the live workers serving it."""
     now = timezone.now()
     wanted = queues if queues is not None else list(worker_queues().values())
     rows = worker_heartbeat_list() if workers is None else workers
@@ -143,7 +153,8 @@ def broker_queue_depths(*, timeout: float = 2.0) -> dict[str, int] | None:
     """Messages waiting per queue (Redis LLEN); None when the broker is not Redis or is down."""
     if not broker_is_redis():
         return None
-    queues = list(worker_queues().values())
+    # The GPU queue too: a job pinned to it waits there even when no GPU worker exists.
+    queues = [*worker_queues().values(), *worker_queues_optional().values()]
     try:
         client = _redis_client(timeout=timeout)
         try:
@@ -191,7 +202,8 @@ class Readiness:
 
 
 def system_readiness(*, broker_timeout: float = 1.5) -> Readiness:
-    """Database, broker, and a live worker for each queue (checks "worker:<role>")."""
+    """Database, broker, and a live worker for each required queue (checks "worker:<role>");
+    the optional GPU training queue is never required: jobs fall back to the CPU queue."""
     checks = {"database": database_check(), "broker": broker_check(timeout=broker_timeout)}
     roles = {queue: role for role, queue in worker_queues().items()}
     if checks["database"]:

@@ -3,6 +3,7 @@
 import time
 import uuid
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -42,6 +43,7 @@ def worker_heartbeat_beat(
     current_task_id: str = "",
     current_job: str = "",
     busy_since: datetime | None = None,
+    facts: dict[str, Any] | None = None,
 ) -> None:
     """Write this worker's row: one UPDATE on the unique node name, an INSERT the first time.
 
@@ -52,7 +54,8 @@ def worker_heartbeat_beat(
         "host": host[:255], "pid": pid, "queues": list(queues), "pool": pool[:40],
         "concurrency": concurrency, "started_at": started_at, "state": state,
         "current_task": current_task[:255], "current_task_id": current_task_id[:255],
-        "current_job": current_job[:255], "busy_since": busy_since, "last_seen": timezone.now(),
+        "current_job": current_job[:255], "busy_since": busy_since, "facts": dict(facts or {}),
+        "last_seen": timezone.now(),
     }
     if not WorkerHeartbeat.objects.filter(hostname=hostname).update(**fields):
         WorkerHeartbeat.objects.update_or_create(hostname=hostname, defaults=fields)

@@ -256,9 +256,15 @@ else:
 # Redis DB without consuming each other's messages.
 CELERY_QUEUE_PREFIX = env.str("CELERY_QUEUE_PREFIX", default="")
 QUEUE_TRAINING = f"{CELERY_QUEUE_PREFIX}training"
+# Optional: one solo worker per GPU (started with CUDA_VISIBLE_DEVICES=<index>) consumes this.
+# A job goes here only while such a worker is live, or when its person pinned it (device_queue);
+# an install without GPUs never needs a worker for it.
+QUEUE_TRAINING_GPU = f"{CELERY_QUEUE_PREFIX}training.gpu"
 QUEUE_INFERENCE = f"{CELERY_QUEUE_PREFIX}inference"
 QUEUE_DEFAULT = f"{CELERY_QUEUE_PREFIX}default"
 CELERY_TASK_DEFAULT_QUEUE = QUEUE_DEFAULT
+# The default route keeps the seed's `start_model_training.delay(...)` on the CPU queue; jobs
+# created by the services name their queue explicitly (classification/jobs/routing.py).
 CELERY_TASK_ROUTES = {
     "classification.tasks.start_model_training": {"queue": QUEUE_TRAINING},
     "classification.tasks.batch_job_run": {"queue": QUEUE_INFERENCE},

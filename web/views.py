@@ -57,11 +57,16 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         .select_related("ml_model")
         .order_by(running_first, "-created_at")[:20]
     )
-    # The position query only when one of these jobs waits: the dashboard has a query budget.
-    waiting = any(job.status == TrainingJob.Status.QUEUED for job in active_jobs)
-    positions = training_job_queue_positions() if waiting else {}
+    # A position query per queue these jobs wait in (usually none or one): the dashboard has a
+    # query budget, and the GPU queue's workers take its jobs in an order of their own.
+    waiting = {job.queue for job in active_jobs if job.status == TrainingJob.Status.QUEUED}
     for job in active_jobs:
-        job.queue_position = positions.get(job.pk)
+        job.queue_position = job.queue_length = None
+    for queue in sorted(waiting):
+        positions = training_job_queue_positions(queue=queue)
+        for job in active_jobs:
+            if job.queue == queue:
+                job.queue_position, job.queue_length = positions.get(job.pk), len(positions)
     active_jobs.sort(key=lambda job: (job.status != TrainingJob.Status.RUNNING,
                                       job.queue_position or 0))  # stable: running keep recency
     recent_jobs = (
@@ -82,7 +87,6 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "dashboard.html",
         {
             "active_jobs": active_jobs,
-            "queue_length": len(positions),
             "recent_jobs": recent_jobs,
             "models": models,
             "datasets": datasets,

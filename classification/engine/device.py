@@ -26,6 +26,12 @@ class DevicePlan:
     platform: str = ""
     chip: str = ""
     env: dict[str, str] = field(default_factory=dict)
+    # CUDA_VISIBLE_DEVICES as this process got it (None: unset, every GPU visible). A GPU worker
+    # is started with one index, so its visible cuda:0 is that physical GPU.
+    cuda_visible_devices: str | None = None
+    physical_gpus: list[str] = field(default_factory=list)  # the GPUs it names, in order
+    device_index: int | None = None  # the visible CUDA device it trains on (cuda:<index>)
+    physical_gpu: str = ""  # that device's physical index (or UUID) as CUDA_VISIBLE_DEVICES says
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -47,6 +53,9 @@ class DevicePlan:
             with contextlib.suppress(RuntimeError):
                 torch.set_num_interop_threads(1)
         if self.device == "cuda":
+            if self.device_index is not None:
+                # `.to("cuda")` and the Trainer take the current device: make it the planned one.
+                torch.cuda.set_device(self.device_index)
             torch.backends.cuda.matmul.allow_tf32 = True
             torch.backends.cudnn.allow_tf32 = True
             # Dynamic padding gives every batch a new sequence length, and cuDNN's attention
@@ -157,6 +166,20 @@ def _mps_smoke_test(timeout: float) -> tuple[bool, str]:
     return False, f"MPS smoke test failed: {result.get('error', 'unknown error')}"
 
 
+def visible_gpus(value: str | None) -> list[str]:
+    """The GPUs a CUDA_VISIBLE_DEVICES value names, in the order CUDA numbers them from 0."""
+    if value is None:
+        return []
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def physical_gpu(index: int, visible: str | None) -> str:
+    """The physical GPU behind visible CUDA device `index`: "2" for cuda:0 under
+    CUDA_VISIBLE_DEVICES=2; the index itself when the variable is unset."""
+    named = visible_gpus(visible)
+    return named[index] if index < len(named) else str(index)
+
+
 def plan_cpu_only(reason: str) -> DevicePlan:
     """A CPU plan for models that never touch torch (the scikit-learn baselines).
 
@@ -184,14 +207,23 @@ def plan_device(*, use_mps: bool = False, smoke_timeout: float = MPS_SMOKE_TIMEO
     )
     cores = physical_cores()
     is_apple = platform.system() == "Darwin" and platform.machine() == "arm64"
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    plan.cuda_visible_devices = visible
+    plan.physical_gpus = visible_gpus(visible)
 
     if torch.cuda.is_available():
+        index = torch.cuda.current_device()
         plan.device = "cuda"
-        plan.chip = torch.cuda.get_device_name(0)
+        plan.device_index = index
+        plan.physical_gpu = physical_gpu(index, visible)
+        plan.chip = torch.cuda.get_device_name(index)
         plan.threads = cores
         plan.dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
         plan.dataloader_num_workers = min(4, cores)
-        plan.reason = f"CUDA GPU available; {plan.dtype} mixed precision"
+        given = (f"CUDA_VISIBLE_DEVICES={visible}" if visible is not None
+                 else "CUDA_VISIBLE_DEVICES unset")
+        plan.reason = (f"CUDA GPU available: physical GPU {plan.physical_gpu} ({given}) as "
+                       f"cuda:{index}; {plan.dtype} mixed precision")
         return plan
 
     if is_apple:

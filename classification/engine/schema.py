@@ -63,10 +63,12 @@ class TrainConfigError(ValueError):
 def setting(default: Any = dataclasses.MISSING, *, help: str, label: str = "",
             minimum: float | None = None, maximum: float | None = None,
             kinds: frozenset[str] = ALL_KINDS, who: str = USER, advanced: bool = True,
+            choices: tuple[str, ...] = (),
             default_factory: Any = dataclasses.MISSING) -> Any:
-    """A dataclass field carrying the metadata every door reads."""
+    """A dataclass field carrying the metadata every door reads. `choices`: the only values a
+    text setting takes (the form offers a select, the API and the CLI list them)."""
     meta = {"help": help, "label": label, "minimum": minimum, "maximum": maximum,
-            "kinds": kinds, "who": who, "advanced": advanced}
+            "kinds": kinds, "who": who, "advanced": advanced, "choices": choices}
     if default_factory is not dataclasses.MISSING:
         return field(default_factory=default_factory, metadata=meta)
     return field(default=default, metadata=meta)
@@ -123,6 +125,10 @@ class TrainConfig:
                         maximum=2**31 - 1, advanced=False)
     use_mps: bool = setting(False, help="Only on Apple Silicon; checked by a smoke test first.",
                             label="Use Apple GPU (MPS)", kinds=ENCODER_KINDS)
+    device_queue: str = setting(
+        "auto", help="Which training workers may take the job: auto (a GPU worker while one is "
+        "running, otherwise the CPU worker), gpu (waits for a GPU worker), or cpu.",
+        label="Training queue", choices=("auto", "gpu", "cpu"), kinds=ALL_KINDS | {SEARCH})
     model_path: str | None = setting(
         None, help="Only for the custom type: a folder with config.json.",
         label="Local model folder", kinds=ENCODER_KINDS, who=STAFF)
@@ -187,6 +193,7 @@ class Setting:
     kinds: frozenset[str]
     who: str
     advanced: bool
+    choices: tuple[str, ...] = ()
 
     @property
     def user_settable(self) -> bool:
@@ -194,7 +201,10 @@ class Setting:
 
     @property
     def bounds(self) -> str:
-        """" (1 to 50)" for a bounded number, "" otherwise: for help texts and options."""
+        """" (1 to 50)" for a bounded number, " (auto, gpu or cpu)" for a choice, "" otherwise:
+        for help texts and options."""
+        if self.choices:
+            return f" ({', '.join(self.choices[:-1])} or {self.choices[-1]})"
         if self.minimum is None or self.maximum is None:
             return ""
         return f" ({self.minimum:g} to {self.maximum:g})"
@@ -205,6 +215,10 @@ class Setting:
     def parse(self, value: Any) -> Any:
         """The value as this setting's type, in range; ValueError with the person's message."""
         parsed = _PARSERS[self.type](value)
+        if self.choices:
+            parsed = parsed.lower()  # "GPU" on a command line means gpu
+            if parsed not in self.choices:
+                raise ValueError(f"Choose one of {', '.join(self.choices)}.")
         numeric = self.type in (int, float)
         if numeric and ((self.minimum is not None and parsed < self.minimum)
                         or (self.maximum is not None and parsed > self.maximum)):
@@ -283,6 +297,7 @@ def _settings() -> dict[str, Setting]:
             label=f.metadata["label"] or f.name.replace("_", " ").capitalize(),
             minimum=f.metadata["minimum"], maximum=f.metadata["maximum"],
             kinds=f.metadata["kinds"], who=f.metadata["who"], advanced=f.metadata["advanced"],
+            choices=f.metadata["choices"],
         )
         for f in dataclasses.fields(TrainConfig)
     }

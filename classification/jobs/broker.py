@@ -51,7 +51,7 @@ def broker_task_ids(*, queue: str) -> set[str] | None:
 def broker_holds_task(*, task_id: str, queue: str | None = None) -> bool | None:
     """True or False when the broker is Redis and can be read; None when it cannot tell.
 
-    `queue` defaults to the training queue, where job messages wait.
+    `queue` defaults to the CPU training queue; a job's message waits in `TrainingJob.queue`.
     """
     held = broker_task_ids(queue=queue or settings.QUEUE_TRAINING)
     return None if held is None else task_id in held

@@ -16,7 +16,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from classification import ml_models
-from classification.jobs import paths, processes
+from classification.jobs import paths, processes, routing
 from classification.models import MLModel, TrainingJob
 from core import queueing
 
@@ -57,8 +57,9 @@ def _total_epochs(config: dict[str, Any]) -> int:
     return int(ml_models.TrainConfig.from_dict(config).epochs)
 
 
-def _enqueue(*, ml_model_id: int, job_id: int, task_id: str) -> None:
-    """Send the training message once the job row commits.
+def _enqueue(*, ml_model_id: int, job_id: int, task_id: str, queue: str) -> None:
+    """Send the training message to `queue` (routing.training_queue_choose) once the job row
+    commits.
 
     If the broker cannot take it, the job ends failed with the reason (no queued row is left for
     a message that never existed) and QueueUnavailable reaches the caller: a 503 in the web and
@@ -74,12 +75,14 @@ def _enqueue(*, ml_model_id: int, job_id: int, task_id: str) -> None:
         args=(ml_model_id,),
         kwargs={"job_id": job_id},
         task_id=task_id,
+        queue=queue,
         on_unreachable=fail_unsent,
     )
 
 
 def _enqueue_on_commit(job: TrainingJob) -> None:
-    _enqueue(ml_model_id=job.ml_model_id, job_id=job.pk, task_id=job.celery_task_id)
+    _enqueue(ml_model_id=job.ml_model_id, job_id=job.pk, task_id=job.celery_task_id,
+             queue=job.queue)
 
 
 def training_job_create(
@@ -126,6 +129,7 @@ def training_job_create(
             is_multilabel=dataset.is_multilabel,
         )
         merged = job_config(ml_model=ml_model, overrides=None)
+        route = routing.training_queue_choose(config=merged)
         ml_model.save()
         # The task id is chosen here so the job row names its message before it is sent.
         job = TrainingJob.objects.create(
@@ -133,6 +137,8 @@ def training_job_create(
             config=merged,
             total_epochs=_total_epochs(merged),
             celery_task_id=str(uuid.uuid4()),
+            queue=route.queue,
+            log_tail=route.note,
         )
         _enqueue_on_commit(job)
     return job
@@ -282,7 +288,9 @@ def training_job_resume(*, job: TrainingJob) -> TrainingJob:
         if checkpoint
         else "Resume requested: no checkpoint was saved, so training restarts from scratch"
     )
-    log_tail = "\n".join([*job.log_tail.splitlines()[-40:], note])
+    # Routed again: the GPU worker the job first waited for may be gone, or one may have come.
+    route = routing.training_queue_choose(config=job.config)
+    log_tail = "\n".join([*job.log_tail.splitlines()[-40:], note, route.note])
     with transaction.atomic():
         ok = TrainingJob.objects.transition(
             job.pk,
@@ -299,6 +307,7 @@ def training_job_resume(*, job: TrainingJob) -> TrainingJob:
             finished_at=None,
             child_pid=None,
             log_tail=log_tail,
+            queue=route.queue,
         )
         if not ok:
             job.refresh_from_db()

@@ -90,7 +90,8 @@ def _lost_queued_jobs(*, stale_seconds: float) -> list[JobCheck]:
     cutoff = timezone.now() - timedelta(seconds=stale_seconds)
     checks = []
     for job in TrainingJob.objects.filter(status=S.QUEUED, updated_at__lt=cutoff).order_by("pk"):
-        if not job.celery_task_id or broker.broker_holds_task(task_id=job.celery_task_id):
+        if not job.celery_task_id or broker.broker_holds_task(task_id=job.celery_task_id,
+                                                              queue=job.queue):
             continue  # None ("cannot tell") and True both leave the job alone
         waited = (timezone.now() - job.updated_at).total_seconds()
         problem = (

@@ -39,7 +39,8 @@ def owned_job(request: HttpRequest, pk: int) -> TrainingJob:
 @login_required
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = owned_job(request, pk)
-    positions = training_job_queue_positions() if job.status == job.Status.QUEUED else {}
+    waiting = job.status == job.Status.QUEUED
+    positions = training_job_queue_positions(queue=job.queue) if waiting else {}
     return render(request, "classification/job_detail.html", {
         "job": job,
         "queue_position": positions.get(job.pk),

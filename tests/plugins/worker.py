@@ -112,7 +112,8 @@ def clean_broker() -> None:
     Only the queues: a flush of the whole DB would take messages from a suite running beside us.
     """
     if settings.CELERY_BROKER_URL.startswith("redis://"):
-        redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(*all_queues())
+        redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(
+            *all_queues(), settings.QUEUE_TRAINING_GPU)
 
 
 @pytest.fixture

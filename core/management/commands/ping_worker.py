@@ -3,7 +3,8 @@
 Reads the heartbeat rows every worker writes (core.heartbeat), so a solo worker busy training
 for hours still answers, which `celery inspect` cannot. Prints each worker with its queues and
 what it does ("busy: training job 12"), and exits 0 only when a live worker serves each queue
-asked for (default: training, inference and default). --timeout waits that long for missing
+asked for (default: training, inference and default; the GPU queue, training.gpu, only when
+named, since an install without GPUs is complete). --timeout waits that long for missing
 workers to appear (a worker that was just started). --roundtrip also sends a ping through the
 broker that a worker on the default queue must write back: broker, worker and database proven
 together.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core import selectors
@@ -31,7 +33,10 @@ def describe(row: WorkerHeartbeat) -> str:
         status = "missing"
     else:
         status = row.activity
-    return (f"{row.hostname} ({row.pool}, pid {row.pid} on {row.host}) "
+    # Only GPU workers: what they were started with says which GPU they train on.
+    devices = (f", CUDA_VISIBLE_DEVICES={row.devices if row.devices is not None else 'unset'}"
+               if row.serves(settings.QUEUE_TRAINING_GPU) else "")
+    return (f"{row.hostname} ({row.pool}, pid {row.pid} on {row.host}{devices}) "
             f"queues {', '.join(row.queues) or '-'}: {status}; "
             f"heartbeat {row.age_seconds():.0f} s ago")
 
@@ -42,8 +47,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument(
             "--queue", action="append", dest="queues", metavar="QUEUE",
-            help="a queue that must be served: training, inference, default or a full queue "
-                 "name; repeatable (default: all three)",
+            help="a queue that must be served: training, inference, default, training.gpu or "
+                 "a full queue name; repeatable (default: the first three)",
         )
         parser.add_argument("--timeout", type=float, default=0.0,
                             help="seconds to wait for missing workers to appear (default 0)")
