@@ -208,6 +208,7 @@ def check_services() -> list[Check]:
         free = shutil.disk_usage(path).free / 2**30
         status = FAIL if free < 1 else WARN if free < 5 else OK
         checks.append(Check(label, status, f"{free:.1f} GiB free at {path}"))
+    checks.append(check_storage())
     try:
         from classification.selectors import artifact_disk_usage
 
@@ -228,6 +229,25 @@ def check_services() -> list[Check]:
     except Exception as exc:
         checks.append(Check("models", WARN, f"could not check model availability: {exc}"))
     return checks
+
+
+def check_storage() -> Check:
+    """Where durable files live, and on several machines whether the bucket answers and how
+    full this node's cache is."""
+    from classification.jobs.processes import hostname
+    from core import filestore
+
+    if not filestore.shared_enabled():
+        return Check("storage", OK, f"{filestore.describe()}; set SHARED_STORAGE_URL to run "
+                                    "workers on several machines (docs/deploy.md)")
+    problem = filestore.storage_check()
+    if problem:
+        return Check("storage", FAIL, f"{problem}: {filestore.describe()}")
+    usage = filestore.cache_usage()
+    return Check("storage", OK, (
+        f"{filestore.describe()}: {usage['entries']} cached file(s)/model(s), "
+        f"{usage['bytes'] / 2**20:.0f} of {usage['limit_bytes'] / 2**20:.0f} MB; "
+        f"this node is {hostname()}"))
 
 
 def gpu_worker_command(queue: str) -> str:

@@ -65,16 +65,18 @@ def describe() -> str:
 
 def storage_check() -> str:
     """"" when the shared storage answers (or there is none); otherwise the problem, for
-    /readyz and the doctor. One HEAD request: cheap enough for every probe."""
+    /readyz and the doctor: no URL or host in it, since /readyz answers anyone. One HEAD
+    request: cheap enough for every probe."""
     if not shared_enabled():
         return ""
     storage = _storage()
     if isinstance(storage, FileSystemStorage) and not Path(storage.location).is_dir():
-        return f"the shared folder {storage.location} is not mounted"
+        return "shared storage unreachable: its folder is not mounted"
     try:
         storage.exists("readyz")
     except Exception as exc:
-        return f"the shared storage ({settings.SHARED_STORAGE_URL}) does not answer: {exc}"[:300]
+        logger.warning("shared storage check failed: %s", exc)
+        return f"shared storage unreachable ({type(exc).__name__})"
     return ""
 
 

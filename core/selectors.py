@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from core import filestore
 from core.models import WorkerHeartbeat
 
 logger = logging.getLogger(__name__)
@@ -205,6 +206,10 @@ def system_readiness(*, broker_timeout: float = 1.5) -> Readiness:
     """Database, broker, and a live worker for each required queue (checks "worker:<role>");
     the optional GPU training queue is never required: jobs fall back to the CPU queue."""
     checks = {"database": database_check(), "broker": broker_check(timeout=broker_timeout)}
+    if filestore.shared_enabled():
+        # Several machines: a node that cannot reach the bucket can neither load a model
+        # another node trained nor hand its own work on.
+        checks["storage"] = filestore.storage_check()
     roles = {queue: role for role, queue in worker_queues().items()}
     if checks["database"]:
         for role in roles.values():
