@@ -5,7 +5,8 @@ through the web node; four trainings (two tiny BERTs, two TF-IDF) are shared by 
 nodes; one node is killed with SIGKILL in the middle of a BERT's second epoch; the job is marked
 stalled by time (its node is another machine, so no PID is checked) and resumed on the other node
 from the checkpoint that was synced to the bucket; the web node then predicts with every model
-although it never had their files; and nothing is half-written or lost.
+although it never had their files, and a batch uploaded to it is classified on a fourth node;
+and nothing is half-written or lost.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def nodes(s3_endpoint: Any, tmp_path: Path) -> dict[str, dict[str, str]]:
     if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         pytest.skip("several machines share PostgreSQL, never a SQLite file")
     return {name: s3_endpoint.node_env(name=name, root=tmp_path / name)
-            for name in ("web", "node-a", "node-b")}
+            for name in ("web", "node-a", "node-b", "node-c")}
 
 
 def test_two_training_nodes_share_the_work_survive_a_kill_and_the_web_predicts_with_every_model(
@@ -133,6 +134,25 @@ def test_two_training_nodes_share_the_work_survive_a_kill_and_the_web_predicts_w
                              timeout=120)
             assert reply.status_code == 200, (model.model_type, reply.text)
             assert set(reply.json()["predictions"][0]["probabilities"]) == set(model.label_names)
+        # A batch: the upload lands on the web node, is classified on an inference node.
+        start_worker(queues=(settings.QUEUE_INFERENCE,), pool="threads", concurrency=2,
+                     **FAST, **nodes["node-c"])
+        articles = b"title,abstract\nBeta blockers,After myocardial infarction.\nGlioma,Tumour.\n"
+        reply = api.post(f"{web.url}/api/models/{models[0].pk}/batches/",
+                         files={"file": ("articles.csv", articles)}, timeout=30)
+        assert reply.status_code == 202, reply.text
+        batch = reply.json()
+
+        def batch_done() -> bool:
+            state = api.get(f"{web.url}/api/batches/{batch['id']}/", timeout=10).json()
+            assert state["status"] in ("queued", "running", "completed"), state
+            return state["status"] == "completed"
+
+        wait_for(batch_done, 120, "the batch on the inference node", poll=0.5)
+        result = api.get(f"{web.url}/api/batches/{batch['id']}/result/", timeout=30)
+        assert result.status_code == 200, result.text
+        assert "Beta blockers" in result.text
+        assert len(result.text.strip().splitlines()) == 3
         web_root = Path(nodes["web"]["MODEL_ARTIFACT_ROOT"])
         assert not web_root.exists() or not any(web_root.iterdir())
         cached = {p.name for p in Path(nodes["web"]["FILE_CACHE_DIR"], "trees").iterdir()}
@@ -141,12 +161,13 @@ def test_two_training_nodes_share_the_work_survive_a_kill_and_the_web_predicts_w
         assert list(Path(nodes[survivor]["FILE_CACHE_DIR"], "files", "datasets").rglob("*.parquet"))
 
         # Nothing half-written anywhere, and the bucket holds exactly what rows point at.
-        for name in ("web", survivor):
+        for name in ("web", survivor, "node-c"):
             for key in ("MEDIA_ROOT", "MODEL_ARTIFACT_ROOT", "FILE_CACHE_DIR"):
                 assert _leftovers(Path(nodes[name][key])) == []
         keys = [k.split("/", 1)[1] for k in s3_endpoint.object_names()]
         manifests = {k.split("/")[1] for k in keys if k.endswith("/MANIFEST.json")}
         assert manifests == {m.artifact_digest for m in models}  # checkpoints are gone
-        assert not [k for k in keys if k.startswith("media/batches/")]
+        batch_keys = [k for k in keys if k.startswith("media/batches/")]
+        assert sorted(Path(k).name for k in batch_keys) == ["result.csv", "result.jsonl"]
     finally:
         web.stop()
