@@ -160,6 +160,8 @@ def complete(job: TrainingJob, *, clf: Any, artifact: Path, metrics: dict[str, A
 
     plan = clf.device_plan.as_dict() if getattr(clf, "device_plan", None) else {}
     now = timezone.now()
+    replaced = MLModel.objects.filter(pk=job.ml_model_id).values_list(
+        "artifact_digest", flat=True).first()
     ending = ({"target": S.CANCELLED, "reason": kept_reason} if kept_reason else
               {"target": S.COMPLETED, "reason": "", "progress_percentage": 100.0})
     with transaction.atomic():
@@ -180,7 +182,14 @@ def complete(job: TrainingJob, *, clf: Any, artifact: Path, metrics: dict[str, A
                 trained_at=now,
                 updated_at=now,
             )
+    if ok and replaced and replaced != digest:
+        _tree_forget(replaced)  # a resumed search's earlier best: no row names it any more
     return ok
+
+
+def _tree_forget(digest: str) -> None:
+    if not MLModel.objects.filter(artifact_digest=digest).exists():
+        filestore.tree_delete(digest=digest)
 
 
 def kept_search_reason(stopped: str, metrics: dict[str, Any]) -> str:
@@ -283,6 +292,8 @@ def run_training(*, job_id: int) -> int:
                          digest=digest)
         # If the supervisor ended the job first (stall, cancel), this artifact belongs to no
         # one, unless the model already stands on it (a search's kept best).
+        if not ended and digest:
+            _tree_forget(digest)
         if not ended and not MLModel.objects.filter(
                 pk=job.ml_model_id, status=MLModel.Status.TRAINED).exists():
             shutil.rmtree(artifact, ignore_errors=True)
