@@ -38,3 +38,26 @@ def test_the_replaced_tree_is_deleted_and_the_new_one_kept(
     manifests = {p.parent.name for p in (shared_storage / "trees").glob("*/MANIFEST.json")}
     assert manifests == {second}
     assert first != second
+
+
+@pytest.mark.django_db
+def test_deleting_a_model_deletes_its_tree_unless_another_model_has_the_same_bytes(
+        shared_storage: Path, slice_dataset: Any, tmp_path: Path,
+        django_capture_on_commit_callbacks: Any) -> None:
+    from classification.jobs.cleanup import mlmodel_delete
+
+    models = [MLModel.objects.create(name=f"m{i}", model_type="tfidf_logreg",
+                                     dataset=slice_dataset, owner=slice_dataset.owner)
+              for i in range(2)]
+    digests = [_finish(TrainingJob.objects.create(ml_model=m), tmp_path / m.name) for m in models]
+    MLModel.objects.filter(pk=models[1].pk).update(artifact_digest=digests[0])  # same bytes
+
+    def manifests() -> set[str]:
+        return {p.parent.name for p in (shared_storage / "trees").glob("*/MANIFEST.json")}
+
+    with django_capture_on_commit_callbacks(execute=True):
+        mlmodel_delete(ml_model=MLModel.objects.get(pk=models[0].pk))
+    assert digests[0] in manifests()  # the other model still stands on it
+    with django_capture_on_commit_callbacks(execute=True):
+        mlmodel_delete(ml_model=MLModel.objects.get(pk=models[1].pk))
+    assert digests[0] not in manifests()

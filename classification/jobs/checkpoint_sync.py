@@ -113,10 +113,6 @@ def checkpoint_sync_start(*, job: TrainingJob, output_dir: Path) -> CheckpointSy
     return sync
 
 
-def _step(name: str) -> int:
-    return int(name.rsplit("-", 1)[-1]) if name.rsplit("-", 1)[-1].isdigit() else -1
-
-
 def checkpoint_restore(*, job: TrainingJob, output_dir: Path) -> str | None:
     """Bring the job's published checkpoint into its folder on this node, unless a newer
     complete one is already here; returns the checkpoint's name when it was fetched."""
@@ -127,31 +123,31 @@ def checkpoint_restore(*, job: TrainingJob, output_dir: Path) -> str | None:
         return _trials_restore(source=filestore.tree_local(digest=digest),
                                trials=output_dir / TRIALS)
     local = paths.latest_checkpoint(output_dir)
-    if local and _step(Path(local).name) >= _step(name):
+    if local and (paths.checkpoint_step(Path(local).name) or 0) >= (
+            paths.checkpoint_step(name) or 0):
         return None
-    source = filestore.tree_local(digest=digest)
-    target = output_dir / name
-    part = output_dir / f".{name}.{uuid.uuid4().hex[:8]}.part"
-    try:
-        shutil.copytree(source, part)
-        shutil.rmtree(target, ignore_errors=True)  # a cut-off save of the same step
-        os.replace(part, target)
-    finally:
-        shutil.rmtree(part, ignore_errors=True)
+    _copy_in(filestore.tree_local(digest=digest), output_dir / name)
     return name
 
 
 def _trials_restore(*, source: Path, trials: Path) -> str | None:
-    """Each kept trial this node lacks, copied in whole (temporary name, then os.replace)."""
+    """Each kept trial this node lacks, copied in whole."""
     missing = [p for p in source.iterdir() if not (trials / p.name).exists()]
     for kept in missing:
-        part = trials / f".{kept.name}.{uuid.uuid4().hex[:8]}.part"
-        try:
-            shutil.copytree(kept, part)
-            os.replace(part, trials / kept.name)
-        finally:
-            shutil.rmtree(part, ignore_errors=True)
+        _copy_in(kept, trials / kept.name)
     return f"{len(missing)} kept trial(s)" if missing else None
+
+
+def _copy_in(source: Path, target: Path) -> None:
+    """Copy a folder under a temporary name, then os.replace it in: a resume never reads half
+    of one. Whatever stood at `target` (a cut-off save of the same step) is replaced."""
+    part = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.part")
+    try:
+        shutil.copytree(source, part)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(part, target)
+    finally:
+        shutil.rmtree(part, ignore_errors=True)
 
 
 def checkpoint_unpublish(*, job_id: int) -> None:

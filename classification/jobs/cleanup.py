@@ -40,6 +40,13 @@ def _remove(path: Path) -> bool:
     return not path.exists()
 
 
+def artifact_tree_forget(*, digest: str) -> None:
+    """Delete a published artifact tree once no model row names it (identical artifacts share
+    one tree, so it may still be another model's)."""
+    if digest and not MLModel.objects.filter(artifact_digest=digest).exists():
+        filestore.tree_delete(digest=digest)
+
+
 def training_job_prune_checkpoints(*, job_id: int) -> list[str]:
     """Trim a finished job's folder to what it may still need; returns what was removed.
 
@@ -109,17 +116,16 @@ def mlmodel_delete(*, ml_model: MLModel) -> None:
     shared_files = [name for *_ids, input_path, result_path in batches
                     for name in storage.published_names(input_path=input_path,
                                                         result_path=result_path)]
-    trees = [d for d in ml_model.training_jobs.values_list("synced_checkpoint_digest", flat=True)
-             if d]
-    if ml_model.artifact_digest and not MLModel.objects.filter(
-            artifact_digest=ml_model.artifact_digest).exclude(pk=ml_model.pk).exists():
-        trees.append(ml_model.artifact_digest)
+    checkpoints = [d for d in ml_model.training_jobs.values_list("synced_checkpoint_digest",
+                                                                 flat=True) if d]
+    artifact_digest = ml_model.artifact_digest
 
     def remove_files() -> None:
         for folder in folders:
             _remove(folder)
-        for digest in trees:
+        for digest in checkpoints:
             filestore.tree_delete(digest=digest)
+        artifact_tree_forget(digest=artifact_digest)  # runs after the row is gone
         for name in shared_files:
             filestore.file_delete(name=name)
         for study in studies:

@@ -23,6 +23,12 @@ def model_artifact_dir(model_id: int) -> Path:
     return Path(settings.MODEL_ARTIFACT_ROOT) / str(model_id)
 
 
+def checkpoint_step(name: str) -> int | None:
+    """The step a checkpoint folder's name says ("checkpoint-12" -> 12); None for other names."""
+    match = _CHECKPOINT.match(name)
+    return int(match.group(1)) if match else None
+
+
 def checkpoint_dirs(output_dir: Path | str) -> list[tuple[int, Path, bool]]:
     """Every checkpoint-N folder as (step, path, complete), lowest step first."""
     folder = Path(output_dir)
@@ -30,9 +36,9 @@ def checkpoint_dirs(output_dir: Path | str) -> list[tuple[int, Path, bool]]:
         return []
     found = []
     for child in folder.iterdir():
-        match = _CHECKPOINT.match(child.name)
-        if match and child.is_dir():
-            found.append((int(match.group(1)), child, (child / COMPLETE_MARKER).is_file()))
+        step = checkpoint_step(child.name)
+        if step is not None and child.is_dir():
+            found.append((step, child, (child / COMPLETE_MARKER).is_file()))
     return sorted(found)
 
 

@@ -20,7 +20,14 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from classification import ml_models
-from classification.jobs import baseline_check, checkpoint_sync, lifecycle, paths, searches
+from classification.jobs import (
+    baseline_check,
+    checkpoint_sync,
+    cleanup,
+    lifecycle,
+    paths,
+    searches,
+)
 from classification.jobs.progress import (
     FINAL_TEST,
     VERIFYING,
@@ -100,7 +107,8 @@ def build_config(job: TrainingJob, writer: ProgressWriter) -> ml_models.TrainCon
         )
     if checkpoint and job.total_steps:
         writer.start_at_checkpoint(
-            step=int(os.path.basename(checkpoint).rsplit("-", 1)[-1]), total_steps=job.total_steps
+            step=paths.checkpoint_step(os.path.basename(checkpoint)) or 0,
+            total_steps=job.total_steps,
         )
     return config
 
@@ -183,13 +191,9 @@ def complete(job: TrainingJob, *, clf: Any, artifact: Path, metrics: dict[str, A
                 updated_at=now,
             )
     if ok and replaced and replaced != digest:
-        _tree_forget(replaced)  # a resumed search's earlier best: no row names it any more
+        # A resumed search's earlier best: no row names it any more.
+        cleanup.artifact_tree_forget(digest=replaced)
     return ok
-
-
-def _tree_forget(digest: str) -> None:
-    if not MLModel.objects.filter(artifact_digest=digest).exists():
-        filestore.tree_delete(digest=digest)
 
 
 def kept_search_reason(stopped: str, metrics: dict[str, Any]) -> str:
@@ -292,8 +296,8 @@ def run_training(*, job_id: int) -> int:
                          digest=digest)
         # If the supervisor ended the job first (stall, cancel), this artifact belongs to no
         # one, unless the model already stands on it (a search's kept best).
-        if not ended and digest:
-            _tree_forget(digest)
+        if not ended:
+            cleanup.artifact_tree_forget(digest=digest)
         if not ended and not MLModel.objects.filter(
                 pk=job.ml_model_id, status=MLModel.Status.TRAINED).exists():
             shutil.rmtree(artifact, ignore_errors=True)
