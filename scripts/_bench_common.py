@@ -127,3 +127,51 @@ def model_dir(name: str, scratch: Path) -> str:
 
         return str(build_tiny_bert(scratch / "tiny-bert"))
     return name
+
+
+class GpuUtilisation:
+    """Samples the GPU's busy fraction (NVML) in a thread while a run is timed.
+
+    NVML's utilisation is the share of each ~1/6 s window in which any kernel ran, so it says
+    whether the GPU idled between kernels, not how full each kernel kept it (MFU says that).
+    Gives None where NVML is missing (no GPU, or nvidia-ml-py not installed).
+    """
+
+    def __init__(self, interval: float = 0.05) -> None:
+        import threading
+
+        self.interval = interval
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._handle: Any = None
+
+    def __enter__(self) -> GpuUtilisation:
+        import threading
+
+        try:
+            import pynvml
+            import torch
+
+            pynvml.nvmlInit()
+            self._handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+        except Exception:  # no NVML (no GPU, or nvidia-ml-py missing): no figure
+            return self
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        import pynvml
+
+        while not self._stop.wait(self.interval):
+            self.samples.append(pynvml.nvmlDeviceGetUtilizationRates(self._handle).gpu / 100.0)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    @property
+    def mean(self) -> float | None:
+        return sum(self.samples) / len(self.samples) if self.samples else None

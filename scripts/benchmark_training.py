@@ -138,13 +138,14 @@ def run_plain_trainer(
 def run_engine(
     model_path: str, train: Any, val: Any, test: Any, labels: list[str], *,
     epochs: int, lr: float, seed: int, scratch: Path, batch: int | None, save_to: str | None,
-    plan: Any,
+    plan: Any, overrides: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     from classification.engine.metrics import encode_labels
     from classification.ml_models import TrainConfig, create_classifier
     config = TrainConfig(
         model_path=model_path, epochs=epochs, learning_rate=lr, seed=seed, label_names=labels,
         multi_label=True, output_dir=str(scratch / "engine"), early_stopping_patience=0,
+        **(overrides or {}),
     )
     if batch:
         config.batch_size = batch
@@ -160,13 +161,36 @@ def run_engine(
         "fit_seconds_total": clf.timings["fit_seconds"],
         "samples_per_second": len(train) * epochs / seconds,
         "macro_f1": _macro_f1(prob, encode_labels(test.labels, labels), clf.thresholds),
+        # As the plain runs decide: every label at 0.5, no thresholds tuned on validation.
+        "macro_f1_at_half": _macro_f1(prob, encode_labels(test.labels, labels)),
         "useful_flops_per_epoch": flops,
         "useful_tokens_per_epoch": tokens,
         "threads": plan.threads,
-        "batch_size": config.batch_size,
+        "batch_size": clf.metrics.get("train_batch_size", config.batch_size),
         "max_length": clf.max_length,
         "device_plan": plan.as_dict(),
     }
+
+
+def _json_or_text(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def _mean_of(repeats: list[dict[str, Any]]) -> dict[str, Any]:
+    """One run's figures over its seeds: the mean of every number, the rest from the first."""
+    if len(repeats) == 1:
+        return repeats[0]
+    merged = dict(repeats[0])
+    for key, value in repeats[0].items():
+        values = [r[key] for r in repeats]
+        if isinstance(value, float) and all(isinstance(v, float) for v in values):
+            merged[key] = float(np.mean(values))
+    merged["macro_f1_per_seed"] = [r["macro_f1"] for r in repeats]
+    merged["samples_per_second_per_seed"] = [r["samples_per_second"] for r in repeats]
+    return merged
 
 
 def main() -> None:
@@ -179,6 +203,9 @@ def main() -> None:
     parser.add_argument("--engine-batch", type=int, default=None, help="override engine batch")
     parser.add_argument("--runs", default=None, help="default: seed,default,engine (CPU), "
                         "default,engine (CUDA)")
+    parser.add_argument("--engine-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a TrainConfig setting for the engine run (JSON value), repeatable")
+    parser.add_argument("--repeats", type=int, default=1, help="seeds per run (mean reported)")
     parser.add_argument("--csv", default=None)
     parser.add_argument("--save-engine", default=None, help="save the engine's model here")
     args = parser.parse_args()
@@ -220,28 +247,41 @@ def main() -> None:
           f"(bf16/fp32 {bf16_256 / max(fp32_256, 1e-9):.2f}x); "
           f"native bf16 flags: {cpu_has_fast_bf16()}")
 
+    overrides = {key: _json_or_text(value) for key, _, value in
+                 (item.partition("=") for item in args.engine_set)}
     results: dict[str, dict[str, Any]] = {}
     common_kw = {"epochs": args.epochs, "lr": args.lr, "seed": args.seed, "scratch": scratch}
     runs = args.runs or ("default,engine" if on_gpu else "seed,default,engine")
     device = "cuda" if on_gpu else "cpu"
     for run in runs.split(","):
-        start = time.perf_counter()
-        if run == "seed":
-            results[run] = run_plain_trainer("seed", model_path, train, test, labels, batch=4,
-                                             threads=1, device="cpu", **common_kw)
-        elif run == "default":
-            results[run] = run_plain_trainer("default", model_path, train, test, labels, batch=8,
-                                             threads=default_threads, device=device,
-                                             **common_kw)
-        elif run == "engine":
-            results[run] = run_engine(model_path, train, val, test, labels,
-                                      batch=args.engine_batch, save_to=args.save_engine, plan=plan,
-                                      **common_kw)
-        r = results[run]
-        r["mfu"] = r["useful_flops_per_epoch"] * args.epochs / r["seconds"] / (peak * 1e9)
-        print(f"{run:8s} {r['samples_per_second']:7.2f} samples/s  macro-F1 {r['macro_f1']:.4f}  "
-              f"MFU {r['mfu'] * 100:5.1f}%  threads {r['threads']}  batch {r['batch_size']}  "
-              f"({time.perf_counter() - start:.0f}s)", flush=True)
+        repeats = []
+        # --repeats N trains each run with seeds seed .. seed+N-1 (same rows): macro-F1 on a
+        # few hundred test rows moves by about 0.005 between seeds, so "equal" needs several.
+        for seed in range(args.seed, args.seed + args.repeats):
+            kw = {**common_kw, "seed": seed}
+            start = time.perf_counter()
+            with common.GpuUtilisation() as gpu:
+                if run == "seed":
+                    r = run_plain_trainer("seed", model_path, train, test, labels, batch=4,
+                                          threads=1, device="cpu", **kw)
+                elif run == "default":
+                    r = run_plain_trainer("default", model_path, train, test, labels, batch=8,
+                                          threads=default_threads, device=device, **kw)
+                else:
+                    r = run_engine(model_path, train, val, test, labels, batch=args.engine_batch,
+                                   save_to=args.save_engine, plan=plan, overrides=overrides,
+                                   **kw)
+            r["gpu_utilisation"] = gpu.mean
+            r["mfu"] = r["useful_flops_per_epoch"] * args.epochs / r["seconds"] / (peak * 1e9)
+            busy = "" if gpu.mean is None else f"  GPU busy {gpu.mean * 100:4.1f}%"
+            if "macro_f1_at_half" in r:
+                busy += f"  (macro-F1 {r['macro_f1_at_half']:.4f} at 0.5)"
+            print(f"{run:8s} {r['samples_per_second']:7.2f} samples/s  macro-F1 "
+                  f"{r['macro_f1']:.4f}  MFU {r['mfu'] * 100:5.2f}%{busy}  threads {r['threads']}"
+                  f"  batch {r['batch_size']}  seed {seed}  ({time.perf_counter() - start:.0f}s)",
+                  flush=True)
+            repeats.append(r)
+        results[run] = _mean_of(repeats)
 
     peak_end = common.peak_gflops(engine_dtype, cores)
     load_end = psutil.getloadavg()[0]
@@ -257,6 +297,11 @@ def main() -> None:
         summary[f"{run}_samples_per_second"] = r["samples_per_second"]
         summary[f"{run}_macro_f1"] = r["macro_f1"]
         summary[f"{run}_mfu"] = r["mfu"]
+        summary[f"{run}_gpu_utilisation"] = r["gpu_utilisation"]
+        if "macro_f1_at_half" in r:
+            summary[f"{run}_macro_f1_at_half"] = r["macro_f1_at_half"]
+        if "macro_f1_per_seed" in r:
+            summary[f"{run}_macro_f1_per_seed"] = r["macro_f1_per_seed"]
     if "engine" in results:
         eng = results["engine"]
         summary["mfu"] = eng["mfu"]

@@ -85,6 +85,11 @@ class TrainConfig:
     max_length: int = setting(256, help="Tokens read per article; longer text is cut.",
                               label="Max length (tokens)", minimum=16, maximum=512,
                               kinds=ENCODER_KINDS)
+    fill_gpu: bool = setting(
+        True, help="On a CUDA GPU only: train with a larger batch than the one above (up to 64, "
+        "while it fits the free memory and the run keeps 200 updates) and scale the learning "
+        "rate with it. A small model at batch 16 leaves a GPU idle.",
+        label="Fill the GPU", kinds=frozenset({TRANSFORMER}))
     gradient_accumulation_steps: int = setting(
         1, help="Steps whose gradients add up before one update.", minimum=1, maximum=64,
         kinds=frozenset({TRANSFORMER}))

@@ -169,6 +169,13 @@ class WeightedLossTrainer(Trainer):
             path = os.path.join(self.args.output_dir, name)
             self.checkpoint_listener.checkpoint_saved(path, time.perf_counter() - started)
 
+    def _loss_weights_on(self, device: Any) -> Any:
+        # Copied once: a copy from pageable memory each step would make the host wait for the
+        # GPU's forward pass before it could queue the backward.
+        if self.loss_weights is not None and self.loss_weights.device != device:
+            self.loss_weights = self.loss_weights.to(device)
+        return self.loss_weights
+
     def compute_loss(
         self,
         model: Any,
@@ -179,7 +186,7 @@ class WeightedLossTrainer(Trainer):
         labels = inputs.pop("labels")
         outputs = model(**inputs)
         logits = outputs.logits.float()
-        weights = None if self.loss_weights is None else self.loss_weights.to(logits.device)
+        weights = self._loss_weights_on(logits.device)
         if self.multi_label:
             loss = torch.nn.functional.binary_cross_entropy_with_logits(
                 logits, labels.to(logits.dtype), pos_weight=weights
@@ -220,8 +227,13 @@ def training_arguments(
         use_cpu=plan.device == "cpu",
         bf16=plan.dtype == "bfloat16",
         fp16=plan.dtype == "float16",
-        dataloader_num_workers=0,  # fork workers buy nothing here and hang on macOS
+        # On a CPU, workers would take the cores the steps need, and they hang on macOS. On a
+        # CUDA GPU they pad the next batches while it computes (H100: 1.08-1.3x samples/s),
+        # and pinned memory lets the copies to it run without waiting for it.
+        dataloader_num_workers=plan.dataloader_num_workers if plan.device == "cuda" else 0,
+        dataloader_persistent_workers=plan.device == "cuda" and plan.dataloader_num_workers > 0,
         dataloader_pin_memory=plan.device == "cuda",
+        accelerator_config={"non_blocking": plan.device == "cuda"},
         train_sampling_strategy="group_by_length",
         length_column_name="length",
         seed=config.seed,

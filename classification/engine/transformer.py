@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import fast_inference
+from . import fast_inference, gpu_batch
 from .artifacts import atomic_save
 from .base import BaseClassifier
 from .batching import forward_batches
@@ -63,6 +63,7 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
         self._fast_file: Path | None = None
         self._fast_scratch: tempfile.TemporaryDirectory[str] | None = None
         self._onnx: fast_inference.OnnxLogits | None = None
+        self._gpu_choice: gpu_batch.BatchChoice | None = None
 
     # ---- training -------------------------------------------------------------------------
 
@@ -145,6 +146,7 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
         train_ds, val_ds = self._tokenize_splits(train, val, config, progress_cb)
         if should_stop():
             raise TrainingStopped(resume or None, "Training stopped before it began")
+        config = self._fill_gpu(config, plan, len(train), resume, progress_cb)
 
         trainer, forwarder = self._build_trainer(
             train, train_ds, val_ds, config, plan, output_dir, progress_cb, should_stop
@@ -211,6 +213,32 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
         val_ds = self._tokenize(val_sorted, self.max_length) if len(val) else None
         self.timings["tokenize_seconds"] = time.perf_counter() - t0
         return train_ds, val_ds
+
+    def _fill_gpu(
+        self, config: TrainConfig, plan: DevicePlan, rows: int, resume: str | None,
+        progress_cb: ProgressCallback,
+    ) -> TrainConfig:
+        """On CUDA, the config with the batch and learning rate gpu_batch chooses."""
+        import dataclasses
+
+        import torch
+
+        if plan.device != "cuda" or not config.fill_gpu:
+            return config
+        model_config = self.model.config
+        choice = gpu_batch.choose_batch(
+            requested=config.batch_size, learning_rate=config.learning_rate, rows=rows,
+            epochs=config.epochs, accumulation=config.gradient_accumulation_steps,
+            max_length=self.max_length, hidden=model_config.hidden_size,
+            layers=model_config.num_hidden_layers,
+            free_bytes=torch.cuda.mem_get_info(plan.device_index or 0)[0],
+            resumed_batch=gpu_batch.checkpoint_batch(resume),
+        )
+        self._gpu_choice = choice
+        progress_cb({"phase": "training", "message": f"On the GPU: {choice.reason}"})
+        return dataclasses.replace(
+            config, batch_size=choice.batch_size, learning_rate=choice.learning_rate
+        )
 
     def _build_trainer(
         self,
@@ -311,6 +339,9 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
             self.thresholds = [0.5] * len(self.label_names)
             self.metrics = {}
             self.fast_path = fast_inference.not_built("no validation rows to check it on")
+        if self._gpu_choice is not None:  # what really trained, where it differs from asked
+            self.metrics["train_batch_size"] = self._gpu_choice.batch_size
+            self.metrics["train_learning_rate"] = self._gpu_choice.learning_rate
         best = trainer.state.best_model_checkpoint
         # The name only: the job's checkpoints are removed once it completes, so a path would
         # point at nothing; the name still says which step's weights these are.
