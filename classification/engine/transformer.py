@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import fast_inference, gpu_batch
+from . import cpu_attention, fast_inference, gpu_batch
 from .artifacts import atomic_save
 from .base import BaseClassifier
 from .batching import forward_batches
@@ -134,6 +134,9 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
         val = val.subset([i for i, row in enumerate(val.labels) if row])
         plan = self._prepare_run(config)
         self._load_pretrained(config, plan, progress_cb)
+        attention = cpu_attention.use_for_training(self.model, plan)
+        if attention:
+            progress_cb({"phase": "loading_model", "message": f"On this CPU: {attention}"})
         self.timings["load_seconds"] = time.perf_counter() - started
         output_dir = config.output_dir or tempfile.mkdtemp(prefix="medlitbot-train-")
         resume = config.resume_from_checkpoint
@@ -328,6 +331,7 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
         # Trainer's accelerate wraps forward in autocast; unwrapped, the in-memory model predicts
         # exactly as the saved artifact will once loaded back.
         model = trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
+        cpu_attention.restore(model)
         self.model = model.float().eval()
         progress_cb({"phase": "evaluating", "message": "Tuning thresholds on validation"})
         if len(val):
