@@ -5,7 +5,9 @@ without padding, batches are padded only to their longest member (DataCollatorWi
 drawn from length-sorted groups, so the median demo text (~70 tokens) no longer pays for 256;
 the last layer computes only the [CLS] row the head reads (cls_head.py); AdamW runs as one
 fused kernel; on CPU, attention-probability dropout is off so SDPA runs its fused kernel; torch
-uses one thread per physical core; the dtype is fp32 unless the chip has native bf16.
+uses one thread per physical core; the dtype is fp32 unless the chip has native bf16, and in
+bf16 on a CPU attention runs in fp32 where that measures faster (cpu_attention.py). On a CUDA
+GPU the batch grows until the GPU is busy (gpu_batch.py).
 """
 
 from __future__ import annotations
@@ -237,7 +239,8 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
             free_bytes=torch.cuda.mem_get_info(plan.device_index or 0)[0],
             resumed_batch=gpu_batch.checkpoint_batch(resume),
         )
-        self._gpu_choice = choice
+        if choice.batch_size != config.batch_size:
+            self._gpu_choice = choice
         progress_cb({"phase": "training", "message": f"On the GPU: {choice.reason}"})
         return dataclasses.replace(
             config, batch_size=choice.batch_size, learning_rate=choice.learning_rate
