@@ -12,6 +12,7 @@ Every transformer trains at its kind's learning rate (ModelSpec.learning_rate), 
 
 Usage: python scripts/evaluate_quality.py [--models tfidf_logreg,tfidf_svm,...] [--epochs 3]
        [--ensemble] [--search-minutes 10]
+       A model written kind@seed (minilm@43) trains that kind again with another seed.
 Last line: one JSON object (per model: micro_f1, macro_f1, subset_accuracy, hamming_loss,
 fit_seconds).
 """
@@ -161,9 +162,13 @@ def main() -> None:
               f"{len(test)}, labels {labels}, multi_label={multi}", flush=True)
         results: dict[str, dict[str, Any]] = {}
         fitted: dict[str, Any] = {}
-        for model_type in args.models.split(","):
+        for entry in args.models.split(","):
+            # "minilm@43": the same kind again with another seed, e.g. as one more ensemble member.
+            model_type, _, seed = entry.partition("@")
             config = TrainConfig(label_names=labels, multi_label=multi, epochs=args.epochs,
-                                 output_dir=str(scratch / f"job-{model_type}"))
+                                 output_dir=str(scratch / f"job-{entry}"))
+            if seed:
+                config.seed = int(seed)
             if REGISTRY[model_type].learning_rate is not None:
                 config.learning_rate = REGISTRY[model_type].learning_rate
             fit_times = []
@@ -173,7 +178,7 @@ def main() -> None:
                 start = time.perf_counter()
                 clf.fit(train, val, config, lambda e: None, lambda: False)
                 fit_times.append(time.perf_counter() - start)
-            fitted[model_type] = clf
+            fitted[entry] = clf
             metrics = clf.evaluate(test)
             row = {
                 "micro_f1": metrics["micro_f1"], "macro_f1": metrics["macro_f1"],
@@ -184,8 +189,8 @@ def main() -> None:
                 # Whole fit() call: features, training, validation scoring, thresholds.
                 "fit_seconds": min(fit_times),
             }
-            results[model_type] = row
-            print(f"{model_type:20s} micro-F1 {row['micro_f1']:.4f}  macro-F1 "
+            results[entry] = row
+            print(f"{entry:20s} micro-F1 {row['micro_f1']:.4f}  macro-F1 "
                   f"{row['macro_f1']:.4f}  (micro+macro)/2 {row['mean_f1']:.4f}  subset acc "
                   f"{row['subset_accuracy']:.4f}  Hamming {row['hamming_loss']:.4f}  "
                   f"fit {row['fit_seconds']:.1f}s", flush=True)
