@@ -92,11 +92,16 @@ class CheckpointSync(threading.Thread):
         finally:
             connection.close()
 
-    def finish(self) -> None:
-        """Stop polling and publish what the training left last (the cancel's checkpoint)."""
+    def stop(self) -> None:
+        """Stop polling and wait for a publish in flight: the training process exits next,
+        and a daemon thread killed mid-copy would leave its half-written tree behind."""
         self.stopped.set()
         if self.is_alive():
             self.join(timeout=60)
+
+    def finish(self) -> None:
+        """Stop polling and publish what the training left last (the cancel's checkpoint)."""
+        self.stop()
         try:
             self.sync_once()
         except Exception as exc:

@@ -244,6 +244,11 @@ def run_training(*, job_id: int) -> int:
         clf = ml_models.create_classifier(job.ml_model.model_type, device_plan=plan)
         stop_if_asked(writer)  # the imports and the device plan take seconds
         val_metrics = clf.fit(train, val, config, writer.progress_cb, writer.should_stop)
+        if sync is not None:
+            # No checkpoint comes after fit. Waiting here for a publish in flight keeps it from
+            # landing after the job completes, or from being cut off when the process exits;
+            # a cancel from here on still publishes the last one (finish()).
+            sync.stop()
         # A search stopped on request returns the best model so far: it is saved, not dropped,
         # and the test split is left for the resumed search (the cancel grace is short).
         kept = getattr(clf, "stopped_reason", "")
@@ -330,6 +335,6 @@ def run_training(*, job_id: int) -> int:
         return 1
     finally:
         if sync is not None:
-            sync.stopped.set()
+            sync.stop()
         heartbeat.stop()
         connection.close()
