@@ -46,12 +46,16 @@ def test_the_batch_never_outgrows_half_the_free_memory_nor_shrinks_below_the_req
     assert "as requested" in big.reason
 
 
+def _tiny_config(tiny_bert_dir: Path, output_dir: Path, *, epochs: int) -> TrainConfig:
+    return TrainConfig(model_path=str(tiny_bert_dir), epochs=epochs, batch_size=8,
+                       learning_rate=1e-2, max_length=64, output_dir=str(output_dir))
+
+
 def test_a_resumed_run_keeps_the_batch_its_checkpoint_trained_with(
     tiny_bert_dir: Path, demo_split: tuple, tmp_path: Path
 ) -> None:
     train, val, _ = demo_split
-    config = TrainConfig(model_path=str(tiny_bert_dir), epochs=2, batch_size=8,
-                         learning_rate=1e-2, max_length=64, output_dir=str(tmp_path))
+    config = _tiny_config(tiny_bert_dir, tmp_path, epochs=2)
     steps: list[int] = []
 
     def record(event: dict) -> None:
@@ -75,8 +79,7 @@ def test_on_the_cpu_the_job_trains_with_the_batch_it_asked_for(
     tiny_bert_dir: Path, demo_split: tuple, tmp_path: Path
 ) -> None:
     train, val, _ = demo_split
-    config = TrainConfig(model_path=str(tiny_bert_dir), epochs=1, batch_size=8,
-                         learning_rate=1e-2, max_length=64, output_dir=str(tmp_path))
+    config = _tiny_config(tiny_bert_dir, tmp_path, epochs=1)
     events: list[dict] = []
     clf = create_classifier("custom", device_plan=plan_device())
     metrics = clf.fit(train, val, config, events.append, lambda: False)
