@@ -11,12 +11,18 @@ from django.utils import timezone
 class MLModel(models.Model):
     """A classifier: what to train (type, dataset, parameters) and, once trained, the artifact."""
 
+    PROJECT_LOOKUP = "project"
+
     class Status(models.TextChoices):
         PENDING = "pending", "Not trained yet"
         TRAINING = "training", "Training"
         TRAINED = "trained", "Trained"
         FAILED = "failed", "Failed"
 
+    project = models.ForeignKey(
+        "projects.Project", on_delete=models.PROTECT, related_name="ml_models"
+    )
+    # Who made it: shown, and used for nothing else (the project decides who may do what).
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ml_models", null=True
     )
@@ -57,11 +63,26 @@ class MLModel(models.Model):
         # The seed's shell example creates models without an owner: they belong to the dataset's.
         if self.owner_id is None and self.dataset_id is not None:
             self.owner_id = self.dataset.owner_id
+        if self.project_id is None:
+            self.project_id = project_for_new_row(source=self.dataset, owner_id=self.owner_id)
         super().save(*args, **kwargs)
 
     @property
     def is_trained(self) -> bool:
         return self.status == self.Status.TRAINED and bool(self.artifact_path)
+
+
+def project_for_new_row(*, source: Any = None, owner_id: int | None = None) -> int | None:
+    """A row saved without a project joins its source's project, else its owner's personal one.
+
+    The shell, the seed's examples and old callers create rows by owner alone; this keeps
+    "no row belongs to nobody" true for them too.
+    """
+    if source is not None:
+        return source.project_id
+    from projects.services import project_personal_id
+
+    return project_personal_id(user_id=owner_id)
 
 
 class TransitionQuerySet(models.QuerySet):
@@ -141,6 +162,8 @@ class TrainingJob(models.Model):
     ACTIVE_STATUSES = (Status.QUEUED, Status.RUNNING)
     RESUMABLE_STATUSES = (Status.FAILED, Status.STALLED, Status.CANCELLED)
     PROBLEM_STATUSES = (Status.FAILED, Status.STALLED)  # drawn in red: something went wrong
+
+    PROJECT_LOOKUP = "ml_model__project"
 
     ml_model = models.ForeignKey(MLModel, on_delete=models.CASCADE, related_name="training_jobs")
     status = models.CharField(
@@ -259,7 +282,13 @@ class BatchJob(models.Model):
     ACTIVE_STATUSES = (Status.QUEUED, Status.RUNNING)
     PROBLEM_STATUSES = (Status.FAILED,)
 
+    PROJECT_LOOKUP = "project"
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # The model's project: a batch is seen by whoever may see the model that classified it.
+    project = models.ForeignKey(
+        "projects.Project", on_delete=models.PROTECT, related_name="batch_jobs"
+    )
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="batch_jobs"
     )
@@ -303,6 +332,12 @@ class BatchJob(models.Model):
 
     def __str__(self) -> str:
         return f"Batch {self.pk.hex} ({self.status}) with model {self.ml_model_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.project_id is None:
+            self.project_id = project_for_new_row(source=self.ml_model,
+                                                  owner_id=self.owner_id)
+        super().save(*args, **kwargs)
 
     @property
     def is_active(self) -> bool:

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -24,6 +26,12 @@ class Dataset(models.Model):
         RIS = "ris", "RIS"
         NBIB = "nbib", "PubMed MEDLINE"
 
+    PROJECT_LOOKUP = "project"
+
+    # PROTECT: a project is deleted only once its rows are moved or deleted (projects/services).
+    project = models.ForeignKey(
+        "projects.Project", on_delete=models.PROTECT, related_name="datasets"
+    )
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="datasets", null=True
     )
@@ -54,6 +62,13 @@ class Dataset(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.project_id is None:
+            from projects.services import project_personal_id
+
+            self.project_id = project_personal_id(user_id=self.owner_id)
+        super().save(*args, **kwargs)
 
     @property
     def is_labelled(self) -> bool:

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "axes",
     "core",
+    "projects",
     "dataset_management",
     "classification",
     "api",
@@ -60,6 +61,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # request.project: the project the person is working in (projects/middleware.py).
+    "projects.middleware.CurrentProjectMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "core.middleware.QueueUnavailableMiddleware",
     # Last, so a lockout answers before any view sees the credentials.
@@ -83,6 +86,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "projects.context.current_project",
             ],
         },
     },
@@ -367,6 +371,12 @@ CONTENT_SECURITY_POLICY = {
 }
 
 # Login throttling and lockout (django-axes) for the web login, the admin and /api/token/.
+# --- Projects, invitations and API tokens ------------------------------------------------------
+INVITATION_DAYS = env.int("INVITATION_DAYS", default=7)
+# Off: accounts are made by an administrator or through an invitation link only.
+OPEN_SIGNUP = env.bool("OPEN_SIGNUP", default=False)
+API_TOKEN_DAYS = env.int("API_TOKEN_DAYS", default=30)
+
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_MINUTES", default=15.0) / 60.0  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]

@@ -19,6 +19,8 @@ class ReviewItem(models.Model):
     when they confirmed it.
     """
 
+    PROJECT_LOOKUP = "batch__project"
+
     batch = models.ForeignKey(
         "classification.BatchJob", on_delete=models.CASCADE, related_name="review_items"
     )
@@ -62,6 +64,8 @@ class ReviewRound(models.Model):
 
     The dataset and the job outlive the batch's week; this row only links them back to it.
     """
+
+    PROJECT_LOOKUP = "batch__project"
 
     batch = models.ForeignKey(
         "classification.BatchJob", on_delete=models.CASCADE, related_name="review_rounds"

@@ -1,0 +1,180 @@
+"""The one permission policy: which rows a user may see, and what they may do with them.
+
+Every door (pages, API, management commands, downloads, tasks started for a user) asks here;
+nothing compares owners by hand. Two answers only:
+
+* a row outside the user's projects does not exist for them (Http404), so ids reveal nothing;
+* a row they can see but whose action needs a higher role is RoleRequired (403) with a
+  sentence naming the role.
+
+Django's permission framework answers "may this user change any Dataset", not "in this
+project"; django-rules would hold the same four-line predicate as here behind a registry. A
+role rank and a table of actions is the whole policy, so it is written out in one file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db import models
+from django.db.models import QuerySet
+from django.http import Http404
+
+from .models import ROLE_RANK, Membership, Project, Role
+
+
+class Action(models.TextChoices):
+    VIEW = "view", "Viewing"
+    DOWNLOAD = "download", "Downloading results and exports"
+    CLASSIFY = "classify", "Classifying"
+    EXPLAIN = "explain", "Explaining a prediction"
+    REVIEW = "review", "Reviewing and correcting labels"
+    UPLOAD = "upload", "Uploading or importing a dataset"
+    TRAIN = "train", "Training"
+    CANCEL = "cancel", "Cancelling"
+    RESUME = "resume", "Resuming"
+    ENSEMBLE = "ensemble", "Building an ensemble"
+    DELETE = "delete", "Deleting"
+    MOVE = "move", "Moving a dataset to another project"
+    MANAGE_MEMBERS = "manage_members", "Managing members and invitations"
+    RENAME_PROJECT = "rename_project", "Renaming the project"
+    DELETE_PROJECT = "delete_project", "Deleting the project"
+
+
+REQUIRED_ROLE: dict[str, str] = {
+    Action.VIEW: Role.VIEWER,
+    Action.DOWNLOAD: Role.VIEWER,
+    Action.CLASSIFY: Role.REVIEWER,
+    Action.EXPLAIN: Role.REVIEWER,
+    Action.REVIEW: Role.REVIEWER,
+    Action.UPLOAD: Role.MAINTAINER,
+    Action.TRAIN: Role.MAINTAINER,
+    Action.CANCEL: Role.MAINTAINER,
+    Action.RESUME: Role.MAINTAINER,
+    Action.ENSEMBLE: Role.MAINTAINER,
+    Action.DELETE: Role.MAINTAINER,
+    Action.MOVE: Role.MAINTAINER,
+    Action.MANAGE_MEMBERS: Role.OWNER,
+    Action.RENAME_PROJECT: Role.OWNER,
+    Action.DELETE_PROJECT: Role.OWNER,
+}
+
+
+class RoleRequired(PermissionDenied):
+    """A known row the user's role may not act on: answered 403 with this sentence."""
+
+    def __init__(self, *, action: str, needed: str, have: str | None) -> None:
+        self.action, self.needed, self.have = action, needed, have
+        self.message = (
+            f"{Action(action).label} needs the {Role(needed).label.lower()} role in this "
+            f"project; you are a{'n' if (have or 'v')[0] in 'aeiou' else ''} "
+            f"{Role(have).label.lower() if have else 'non-member'}."
+        )
+        super().__init__(self.message)
+
+
+def _lookup(model: type[models.Model]) -> str:
+    return getattr(model, "PROJECT_LOOKUP", "project")
+
+
+def _member_projects(user: Any) -> QuerySet:
+    return Membership.objects.filter(user_id=user.pk).values("project_id")
+
+
+def scope(queryset: QuerySet, *, user: Any, project: Project | int | None = None) -> QuerySet:
+    """The rows of `queryset` in the user's projects (only `project`'s, when given).
+
+    A subquery, not a list of ids: one statement whatever the number of projects.
+    """
+    if user is None or not getattr(user, "is_authenticated", False):
+        return queryset.none()
+    lookup = _lookup(queryset.model)
+    queryset = queryset.filter(**{f"{lookup}__in": _member_projects(user)})
+    if project is not None:
+        queryset = queryset.filter(**{lookup: getattr(project, "pk", project)})
+    return queryset
+
+
+def project_id_of(obj: models.Model) -> int | None:
+    """Follow the model's PROJECT_LOOKUP from the row to its project's id."""
+    lookup = _lookup(type(obj))
+    if lookup == "pk":
+        return obj.pk
+    *hops, last = lookup.split("__")
+    for hop in hops:
+        obj = getattr(obj, hop)
+        if obj is None:
+            return None
+    return getattr(obj, f"{last}_id")
+
+
+def role_of(*, user: Any, project: Project | int | None) -> str | None:
+    """The user's role in the project, or None. Cached on the user object for the request."""
+    if project is None or user is None or not getattr(user, "is_authenticated", False):
+        return None
+    project_id = getattr(project, "pk", project)
+    cache: dict[int, str | None] = user.__dict__.setdefault("_project_roles", {})
+    if project_id not in cache:
+        cache[project_id] = (
+            Membership.objects.filter(user_id=user.pk, project_id=project_id)
+            .values_list("role", flat=True).first()
+        )
+    return cache[project_id]
+
+
+def role_forget(user: Any) -> None:
+    """After a role change in this request, so the next question asks the database."""
+    user.__dict__.pop("_project_roles", None)
+
+
+def allows(role: str | None, action: str) -> bool:
+    return role is not None and ROLE_RANK[role] >= ROLE_RANK[REQUIRED_ROLE[action]]
+
+
+def can(*, user: Any, action: str, obj: models.Model | None = None,
+        project: Project | int | None = None) -> bool:
+    if obj is not None:
+        project = project_id_of(obj)
+    return allows(role_of(user=user, project=project), action)
+
+
+def require(*, user: Any, action: str, obj: models.Model | None = None,
+            project: Project | int | None = None) -> None:
+    """Raise RoleRequired unless the user may do `action` on `obj` (or in `project`).
+
+    A row outside the user's projects should have been answered 404 before it got here; a
+    project they are not in is still refused, as a non-member.
+    """
+    if obj is not None:
+        project = project_id_of(obj)
+    role = role_of(user=user, project=project)
+    if not allows(role, action):
+        raise RoleRequired(action=action, needed=REQUIRED_ROLE[action], have=role)
+
+
+def object_get(queryset: QuerySet | type[models.Model], *, user: Any,
+               action: str = Action.VIEW, **lookup: Any) -> Any:
+    """The row, if the user can see it and may do `action` on it; else 404, or 403 by role."""
+    if isinstance(queryset, type):
+        queryset = queryset._default_manager.all()
+    try:
+        obj = scope(queryset, user=user).get(**lookup)
+    except (queryset.model.DoesNotExist, ValueError, TypeError) as exc:
+        raise Http404(f"No such {queryset.model._meta.verbose_name}.") from exc
+    require(user=user, action=action, obj=obj)
+    return obj
+
+
+def project_get(*, user: Any, project_id: Any, action: str = Action.VIEW) -> Project:
+    return object_get(Project, user=user, action=action, pk=project_id)
+
+
+def actions_for(role: str | None) -> dict[str, bool]:
+    """{action: allowed} for a role: what templates ask to hide the buttons a role can't use."""
+    return {action: allows(role, action) for action in REQUIRED_ROLE}
+
+
+def actions_on(*, user: Any, obj: models.Model) -> dict[str, bool]:
+    """What a detail page may draw for this row (its project may not be the current one)."""
+    return actions_for(role_of(user=user, project=project_id_of(obj)))

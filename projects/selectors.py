@@ -1,0 +1,57 @@
+"""Reads for projects: the ones a user is in, their members, and the activity log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, OuterRef, QuerySet, Subquery
+
+from . import policy
+from .models import Activity, Invitation, Membership, Project
+
+
+def project_list(*, user: Any) -> QuerySet[Project]:
+    return policy.scope(Project.objects.all(), user=user).order_by("name", "pk")
+
+
+def project_list_rows(*, user: Any) -> QuerySet[Project]:
+    """With the counts a list shows, and the user's own role, in one statement."""
+    mine = Membership.objects.filter(project=OuterRef("pk"), user_id=user.pk)
+    return project_list(user=user).annotate(
+        member_count=Count("memberships", distinct=True),
+        my_role=Subquery(mine.values("role")[:1]),
+    )
+
+
+def project_current(*, user: Any, project_id: Any) -> Project:
+    from .services import project_personal
+
+    if project_id is not None:
+        found = project_list(user=user).filter(pk=project_id).first()
+        if found is not None:
+            return found
+    return project_personal(user=user)
+
+
+def project_counts(*, project: Project) -> dict[str, int]:
+    return {
+        "datasets": project.datasets.count(),
+        "models": project.ml_models.count(),
+        "batches": project.batch_jobs.count(),
+        "members": project.memberships.count(),
+    }
+
+
+def membership_list(*, project: Project) -> QuerySet[Membership]:
+    return project.memberships.select_related("user").order_by("user__username")
+
+
+def invitation_list_open(*, project: Project) -> QuerySet[Invitation]:
+    from django.utils import timezone
+
+    return project.invitations.filter(accepted_at=None, revoked_at=None,
+                                      expires_at__gt=timezone.now()).select_related("created_by")
+
+
+def activity_list(*, project: Project) -> QuerySet[Activity]:
+    return Activity.objects.filter(project=project).select_related("actor").order_by("-at", "-pk")

@@ -1,0 +1,253 @@
+"""Writes for projects: creating them, members and roles, invitations, and the activity log."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, models, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from . import policy
+from .models import Activity, Invitation, Membership, Project, Role
+
+
+class ProjectError(ValueError):
+    """A refusal in plain words (last owner, unknown user, expired link ...)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(message)
+
+
+def activity_record(*, project: Project | int, actor: Any, verb: str, summary: str,
+                    subject: models.Model | None = None, **detail: Any) -> Activity:
+    """Append one line to the project's log; actor None means the system did it."""
+    project_id = getattr(project, "pk", project)
+    return Activity.objects.create(
+        project_id=project_id,
+        actor_id=getattr(actor, "pk", None) if actor is not None else None,
+        verb=verb, summary=summary[:500],
+        subject_type=subject._meta.model_name if subject is not None else "",
+        subject_id=str(subject.pk) if subject is not None else "",
+        detail=detail,
+    )
+
+
+def project_personal(*, user: Any) -> Project:
+    """The user's personal project, made on first need (a user never has no project)."""
+    existing = Project.objects.filter(personal_for_id=user.pk).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            project = Project.objects.create(
+                name=f"{user.get_username()}'s project", personal_for_id=user.pk,
+                created_by_id=user.pk,
+            )
+            Membership.objects.create(project=project, user_id=user.pk, role=Role.OWNER)
+    except IntegrityError:  # a concurrent request made it first
+        return Project.objects.get(personal_for_id=user.pk)
+    return project
+
+
+def project_personal_id(*, user_id: int | None) -> int | None:
+    """The personal project's id for a row saved with only an owner (None without one)."""
+    if user_id is None:
+        return None
+    for pk in Project.objects.filter(personal_for_id=user_id).values_list("pk", flat=True):
+        return pk
+    return project_personal(user=get_user_model().objects.get(pk=user_id)).pk
+
+
+def project_create(*, user: Any, name: str) -> Project:
+    name = (name or "").strip()
+    if not name:
+        raise ProjectError("A project needs a name.")
+    with transaction.atomic():
+        project = Project.objects.create(name=name[:200], created_by_id=user.pk)
+        Membership.objects.create(project=project, user_id=user.pk, role=Role.OWNER)
+        activity_record(project=project, actor=user, verb="project_created",
+                        summary=f"{user.get_username()} created the project “{project.name}”",
+                        subject=project)
+    return project
+
+
+def project_rename(*, user: Any, project: Project, name: str) -> Project:
+    policy.require(user=user, action=policy.Action.RENAME_PROJECT, project=project)
+    name = (name or "").strip()
+    if not name:
+        raise ProjectError("A project needs a name.")
+    old, project.name = project.name, name[:200]
+    project.save(update_fields=["name"])
+    activity_record(project=project, actor=user, verb="project_renamed",
+                    summary=f"{user.get_username()} renamed the project from “{old}” "
+                            f"to “{project.name}”", subject=project, old=old)
+    return project
+
+
+def project_delete(*, user: Any, project: Project) -> None:
+    """Only an empty project goes: its rows are moved or deleted first, on purpose."""
+    policy.require(user=user, action=policy.Action.DELETE_PROJECT, project=project)
+    if project.personal_for_id is not None:
+        raise ProjectError("A personal project cannot be deleted: it is where your work goes "
+                           "when you choose no other project.")
+    held = {
+        "datasets": project.datasets.count(),
+        "models": project.ml_models.count(),
+        "batches": project.batch_jobs.count(),
+    }
+    if any(held.values()):
+        listed = ", ".join(f"{n} {what}" for what, n in held.items() if n)
+        raise ProjectError(f"The project still holds {listed}; move or delete them first.")
+    project.delete()
+
+
+def _user_find(identifier: str) -> Any:
+    identifier = (identifier or "").strip()
+    user_model = get_user_model()
+    found = user_model.objects.filter(
+        Q(username__iexact=identifier) | (Q(email__iexact=identifier) if "@" in identifier
+                                          else Q(pk__in=[]))
+    ).first() if identifier else None
+    if found is None:
+        raise ProjectError(f"No user is called “{identifier}”. Invite them with a link instead.")
+    return found
+
+
+def _role_check(role: str) -> str:
+    if role not in Role.values:
+        raise ProjectError(f"Unknown role “{role}”; choose one of {', '.join(Role.values)}.")
+    return role
+
+
+def _owners_left(project: Project, *, without_user_id: int) -> int:
+    return project.memberships.filter(role=Role.OWNER).exclude(user_id=without_user_id).count()
+
+
+def member_add(*, user: Any, project: Project, identifier: str, role: str) -> Membership:
+    """Add an existing user by username or e-mail, or change the role of one already in."""
+    policy.require(user=user, action=policy.Action.MANAGE_MEMBERS, project=project)
+    return member_set(actor=user, project=project, member=_user_find(identifier),
+                      role=_role_check(role))
+
+
+def member_set(*, actor: Any, project: Project, member: Any, role: str) -> Membership:
+    """Give `member` the role (no policy check: callers have made it, or are the CLI)."""
+    _role_check(role)
+    with transaction.atomic():
+        membership = Membership.objects.select_for_update().filter(
+            project=project, user=member).first()
+        if membership is not None and membership.role == role:
+            return membership
+        if (membership is not None and membership.role == Role.OWNER
+                and not _owners_left(project, without_user_id=member.pk)):
+            raise ProjectError("A project needs at least one owner: make someone else owner "
+                               "first.")
+        before = membership.role if membership else None
+        if membership is None:
+            membership = Membership.objects.create(project=project, user=member, role=role)
+        else:
+            membership.role = role
+            membership.save(update_fields=["role"])
+        who = actor.get_username() if actor is not None else "An administrator"
+        summary = (f"{who} added {member.get_username()} as {role}" if before is None else
+                   f"{who} changed {member.get_username()}'s role from {before} to {role}")
+        activity_record(project=project, actor=actor, verb="member_role" if before else
+                        "member_added", summary=summary, subject=membership,
+                        member=member.get_username(), role=role, before=before)
+    policy.role_forget(member)
+    return membership
+
+
+def member_remove(*, user: Any, project: Project, member: Any) -> None:
+    """An owner removes a member; anyone may remove themselves (leave). Never the last owner."""
+    if getattr(member, "pk", None) != user.pk:
+        policy.require(user=user, action=policy.Action.MANAGE_MEMBERS, project=project)
+    with transaction.atomic():
+        membership = Membership.objects.select_for_update().filter(
+            project=project, user=member).first()
+        if membership is None:
+            raise ProjectError(f"{member.get_username()} is not a member of this project.")
+        if membership.role == Role.OWNER and not _owners_left(project, without_user_id=member.pk):
+            raise ProjectError("The last owner cannot leave or be removed: make someone else "
+                               "owner first.")
+        membership.delete()
+        left = member.pk == user.pk
+        activity_record(project=project, actor=user, verb="member_left" if left else
+                        "member_removed", summary=(
+                            f"{user.get_username()} left the project" if left else
+                            f"{user.get_username()} removed {member.get_username()}"),
+                        member=member.get_username())
+    policy.role_forget(member)
+
+
+def _key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def invitation_create(*, user: Any, project: Project, role: str, email: str = "",
+                      days: int | None = None) -> tuple[Invitation, str]:
+    """A new invitation and its key, which is shown once and never stored."""
+    policy.require(user=user, action=policy.Action.MANAGE_MEMBERS, project=project)
+    _role_check(role)
+    key = secrets.token_urlsafe(24)
+    days = days if days is not None else settings.INVITATION_DAYS
+    invitation = Invitation.objects.create(
+        project=project, role=role, email=email, created_by_id=user.pk, key_hash=_key_hash(key),
+        expires_at=timezone.now() + timedelta(days=days),
+    )
+    activity_record(project=project, actor=user, verb="invitation_created", subject=invitation,
+                    summary=f"{user.get_username()} made an invitation link for a {role}"
+                            + (f" ({email})" if email else ""), role=role)
+    return invitation, key
+
+
+def invitation_revoke(*, user: Any, invitation: Invitation) -> None:
+    policy.require(user=user, action=policy.Action.MANAGE_MEMBERS, project=invitation.project)
+    Invitation.objects.filter(pk=invitation.pk, revoked_at=None, accepted_at=None).update(
+        revoked_at=timezone.now())
+    activity_record(project=invitation.project_id, actor=user, verb="invitation_revoked",
+                    summary=f"{user.get_username()} revoked an invitation for a "
+                            f"{invitation.role}", subject=invitation)
+
+
+def invitation_open(*, key: str) -> Invitation:
+    """The invitation a key opens, or a ProjectError saying why it no longer does."""
+    invitation = (Invitation.objects.select_related("project")
+                  .filter(key_hash=_key_hash(key or "")).first())
+    if invitation is None:
+        raise ProjectError("This invitation link is not valid. Ask for a new one.")
+    if invitation.revoked_at is not None:
+        raise ProjectError("This invitation was withdrawn. Ask for a new one.")
+    if invitation.accepted_at is not None:
+        raise ProjectError("This invitation has already been used. Ask for a new one.")
+    if invitation.expires_at <= timezone.now():
+        raise ProjectError("This invitation has expired. Ask for a new one.")
+    return invitation
+
+
+def invitation_accept(*, user: Any, key: str) -> Membership:
+    with transaction.atomic():
+        invitation = invitation_open(key=key)
+        claimed = Invitation.objects.filter(pk=invitation.pk, accepted_at=None).update(
+            accepted_at=timezone.now(), accepted_by_id=user.pk)
+        if claimed != 1:
+            raise ProjectError("This invitation has already been used. Ask for a new one.")
+        current = policy.role_of(user=user, project=invitation.project)
+        if current is not None and policy.allows(current, policy.REQUIRED_ROLE[
+                _lowest_action_for(invitation.role)]):
+            return Membership.objects.get(project=invitation.project, user=user)
+        membership = member_set(actor=user, project=invitation.project, member=user,
+                                role=invitation.role)
+    return membership
+
+
+def _lowest_action_for(role: str) -> str:
+    """An action only `role` and above may do: accepting never lowers a member's role."""
+    return next(a for a, r in policy.REQUIRED_ROLE.items() if r == role)
