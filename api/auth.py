@@ -1,5 +1,9 @@
 """Logging in: the API token view, and the answer django-axes gives a locked-out account.
 
+Each successful ``POST /api/token/`` makes a new named token ("API login <date>") that expires
+after API_TOKEN_DAYS; it is listed, and can be revoked, at /account/tokens/ and /api/tokens/
+(api/tokens.py).
+
 DRF's ``obtain_auth_token`` hands ``authenticate`` DRF's own Request, on which django-axes
 records the lockout where its middleware never looks; this view passes the Django request, so
 failures count and a locked-out account is refused with a clear reason, as on the login pages.
@@ -15,15 +19,17 @@ from django.conf import settings
 from django.contrib.auth import authenticate
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
+
+from api.tokens import token_create
 
 LOCKOUT_TEMPLATE = "registration/locked_out.html"
 
@@ -62,7 +68,10 @@ class TokenResponseSerializer(serializers.Serializer):
 
 
 class TokenObtainApi(APIView):
-    """POST a username and password; the answer is the account's API token.
+    """POST a username and password; the answer is a new API token for the account.
+
+    The token is named "API login <date>" and expires after API_TOKEN_DAYS days; list and
+    revoke your tokens at /api/tokens/.
 
     Throttled per client (scope "token"), and an account with too many failed attempts is
     locked out for the cool-off time (429).
@@ -95,5 +104,6 @@ class TokenObtainApi(APIView):
             raise ValidationError(
                 {"non_field_errors": ["Unable to log in with provided credentials."]}
             )
-        token, _created = Token.objects.get_or_create(user=user)
-        return Response({"token": token.key})
+        stamp = timezone.localtime().strftime("%Y-%m-%d %H:%M %Z")
+        _token, key = token_create(user=user, name=f"API login {stamp}")
+        return Response({"token": key})

@@ -47,7 +47,7 @@ class BatchSerializer(serializers.ModelSerializer):
     class Meta:
         model = BatchJob
         fields = [
-            "id", "model_id", "model_name", "status", "status_display", "phase_display",
+            "id", "project", "model_id", "model_name", "status", "status_display", "phase_display",
             "filename", "total", "processed", "skipped", "progress", "eta_seconds", "is_active",
             "cancel_requested", "reason", "created_at", "started_at", "finished_at",
             "updated_at", "url", "result_url",
@@ -56,6 +56,7 @@ class BatchSerializer(serializers.ModelSerializer):
         extra_kwargs = {
             "total": {"help_text": "Articles in the file; null while they are being counted."},
             "skipped": {"help_text": "Articles without any text, left out of the CSV's labels."},
+            "project": {"help_text": "The id of the project it belongs to (its model's)."},
         }
 
     def _progress(self, obj: BatchJob) -> dict:

@@ -1,4 +1,8 @@
-"""The API's batch classifications: create from a file, list, poll, cancel, download."""
+"""The API's batch classifications: create from a file, list, poll, cancel, download.
+
+A batch belongs to its model's project: classifying needs the reviewer role there, cancelling the
+maintainer's, downloading the viewer's (projects.policy).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api import batch_serializers as s
-from api.ownership import owned_batch, owned_model
+from api.ownership import PROJECT_PARAMETER, Action, batch_get, model_get, project_narrowed
 from classification.batches import exports as batch_exports
 from classification.batches import selectors as batch_selectors
 from classification.batches import services as batch_services
@@ -36,7 +40,7 @@ class ModelBatchCreateApi(APIView):
 
     @extend_schema(request=s.BatchUploadSerializer, responses={202: s.BatchSerializer})
     def post(self, request: Request, pk: int) -> Response:
-        model = owned_model(request, pk)
+        model = model_get(request, pk, action=Action.CLASSIFY)
         data = s.BatchUploadSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -50,13 +54,18 @@ class ModelBatchCreateApi(APIView):
 
 
 class BatchListApi(generics.ListAPIView):
-    """Your batch classifications, newest first; a batch has the same keys here, in its detail
-    and in the 202 of its create and cancel."""
+    """The batch classifications of your projects, newest first (`?project=` narrows to one);
+    a batch has the same keys here, in its detail and in the 202 of its create and cancel."""
 
     serializer_class = s.BatchSerializer
 
     def get_queryset(self):
-        return batch_selectors.batch_job_list(owner=self.request.user)
+        return batch_selectors.batch_job_list(user=self.request.user,
+                                              project=project_narrowed(self.request))
+
+    @extend_schema(parameters=[PROJECT_PARAMETER])
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
 
 
 class BatchDetailApi(APIView):
@@ -64,7 +73,7 @@ class BatchDetailApi(APIView):
 
     @extend_schema(responses=s.BatchSerializer)
     def get(self, request: Request, batch_id: str) -> Response:
-        return Response(s.BatchSerializer(owned_batch(request, batch_id)).data)
+        return Response(s.BatchSerializer(batch_get(request, batch_id)).data)
 
 
 class BatchCancelApi(APIView):
@@ -73,11 +82,11 @@ class BatchCancelApi(APIView):
         400: OpenApiResponse(description="The batch has already ended"),
     })
     def post(self, request: Request, batch_id: str) -> Response:
-        batch = owned_batch(request, batch_id)
+        batch = batch_get(request, batch_id, action=Action.CANCEL)
         if not batch.is_active:
             raise ValidationError({"detail": f"The batch is {batch.status}; only queued or "
                                              "running batches can be cancelled."})
-        batch = batch_services.batch_job_cancel(batch=batch)
+        batch = batch_services.batch_job_cancel(batch=batch, actor=request.user)
         return Response(s.BatchSerializer(batch).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -97,7 +106,7 @@ class BatchResultApi(APIView):
             400: OpenApiResponse(description="An unknown format"),
             409: OpenApiResponse(description="The batch has not completed")})
     def get(self, request: Request, batch_id: str) -> HttpResponseBase:
-        batch = owned_batch(request, batch_id)
+        batch = batch_get(request, batch_id, action=Action.DOWNLOAD)
         fmt = request.query_params.get("format") or "csv"
         if fmt not in EXPORT_FORMATS:
             raise ValidationError({"format": [f"Choose from: {', '.join(EXPORT_FORMATS)}."]})

@@ -100,6 +100,35 @@ PREDICT_EXAMPLES = [
     ),
 ]
 
+PROJECT_CREATE_EXAMPLES = [
+    OpenApiExample(
+        "A team project", request_only=True, value={"name": "Cardiology screening"},
+        description="You become its owner; add members at /api/projects/{id}/members/.",
+    ),
+]
+
+PROJECT_RENAME_EXAMPLES = [
+    OpenApiExample("A new name", request_only=True, value={"name": "Cardiology screening 2025"},
+                   description="Owners only."),
+]
+
+MEMBER_ADD_EXAMPLES = [
+    OpenApiExample(
+        "By username", request_only=True, value={"username": "demo", "role": "reviewer"},
+        description="A reviewer also classifies, explains and reviews; a viewer only sees and "
+        "downloads; a maintainer also uploads, trains and deletes; an owner also manages members.",
+    ),
+    OpenApiExample(
+        "By e-mail", request_only=True, value={"username": "demo@example.org", "role": "viewer"},
+        description="The e-mail address of an existing account; someone without one needs an "
+        "invitation link (the project page makes them).",
+    ),
+]
+
+MEMBER_ROLE_EXAMPLES = [
+    OpenApiExample("Make a maintainer", request_only=True, value={"role": "maintainer"}),
+]
+
 
 class TokenObtainApiExamples(OpenApiViewExtension):
     """The token view (api/auth.py) documented with its example, without changing the view."""

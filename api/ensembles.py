@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api import serializers as s
-from api.views import _models
+from api.views import model_rows
 from classification.jobs.ensembles import MAX_MEMBERS, MIN_MEMBERS, ensemble_create
 
 ENSEMBLE_EXAMPLES = [
@@ -55,7 +55,7 @@ class EnsembleCreateApi(APIView):
                                   name=data.validated_data.get("name", "").strip())
         except ValueError as exc:
             raise ValidationError({"member_ids": [str(exc)]}) from exc
-        model = _models(request).get(pk=job.ml_model_id)
+        model = model_rows().get(pk=job.ml_model_id)
         location = request.build_absolute_uri(reverse("api:model_detail", args=[model.pk]))
         return Response(s.MLModelSerializer(model).data, status=status.HTTP_201_CREATED,
                         headers={"Location": location})

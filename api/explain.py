@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiResponse,
@@ -26,6 +25,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
+from api.ownership import Action, model_get
 from classification.engine.types import article_text
 from classification.jobs.explanations import (
     EXPLAIN_MAX_CHARS,
@@ -33,7 +33,6 @@ from classification.jobs.explanations import (
     ExplainBusy,
     mlmodel_explain,
 )
-from classification.models import MLModel
 
 EXPLAIN_THROTTLE_RATE = getattr(settings, "API_EXPLAIN_THROTTLE_RATE", "60/min")
 
@@ -148,11 +147,12 @@ class ModelExplainApi(APIView):
         200: ExplainOutputSerializer,
         400: OpenApiResponse(description="No text, a text too long, an unknown label, or an "
                              "untrained model"),
-        404: OpenApiResponse(description="No such model of yours"),
+        403: OpenApiResponse(description="Your role in the model's project may not explain"),
+        404: OpenApiResponse(description="No such model in your projects"),
         503: OpenApiResponse(description="Busy explaining; retry after Retry-After seconds"),
     }, examples=EXPLAIN_EXAMPLES)
     def post(self, request: Request, pk: int) -> Response:
-        model = get_object_or_404(MLModel, pk=pk, owner=request.user)
+        model = model_get(request, pk, action=Action.EXPLAIN)
         if not model.is_trained:
             raise ValidationError({"detail": "This model is not trained yet."})
         data = ExplainInputSerializer(data=request.data)

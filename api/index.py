@@ -12,8 +12,13 @@ from rest_framework.views import APIView
 # (name, what it is for); the URLs come from the URLconf, so they never drift from it.
 ENDPOINTS = [
     ("token", "POST username and password for a token; send it as 'Authorization: Token ...'"),
-    ("dataset_list", "your datasets; POST a file (multipart) to import one"),
-    ("model_list", "your models"),
+    ("token_list", "your API tokens (name, prefix, expiry; never the key); POST a name to make "
+                   "one, DELETE /api/tokens/<id>/ to revoke one"),
+    ("project_list", "your projects and your role in each; POST a name to create one; "
+                     "members and activity at /api/projects/<id>/members/ and .../activity/"),
+    ("dataset_list", "the datasets of your projects (?project=<id> narrows to one); POST a "
+                     "file (multipart) to import one"),
+    ("model_list", "the models of your projects (?project=<id> narrows to one)"),
     ("model_ensemble", "POST member_ids (trained models of one dataset) to combine them"),
     ("job_list", "training jobs; POST to train a model"),
     ("batch_list", "batch classifications; POST a file to /api/models/<id>/batches/"),

@@ -1,5 +1,6 @@
 """The review of a batch over the API: its articles least certain first, and a reviewer's labels
-for one of them. The same services as the review page; another owner's batch is a 404."""
+for one of them. The same services as the review page; a batch outside your projects is a 404,
+and labelling needs the reviewer role in the batch's project (a 403 names it)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
+    extend_schema_field,
     inline_serializer,
 )
 from rest_framework import serializers, status
@@ -20,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.ownership import Action
 from classification.models import BatchJob
 from classification.review import selectors, services
 from classification.review.models import ReviewItem
@@ -32,17 +35,25 @@ class ReviewItemSerializer(serializers.ModelSerializer):
 
     reviewer = serializers.CharField(source="reviewer.get_username", read_only=True,
                                      default=None)
+    project = serializers.SerializerMethodField(
+        help_text="The id of the project it belongs to (its batch's).")
 
     class Meta:
         model = ReviewItem
-        fields = ["row", "article_id", "title", "abstract", "predicted_labels", "probabilities",
-                  "uncertainty", "reviewed_labels", "reviewer", "reviewed_at"]
+        fields = ["project", "row", "article_id", "title", "abstract", "predicted_labels",
+                  "probabilities", "uncertainty", "reviewed_labels", "reviewer", "reviewed_at"]
         read_only_fields = fields
         extra_kwargs = {
             "row": {"help_text": "1-based position in the uploaded file."},
             "uncertainty": {"help_text": "0 (the model was sure) to 1 (a coin toss)."},
             "reviewed_labels": {"help_text": "null until reviewed."},
         }
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_project(self, item: ReviewItem) -> int:
+        # The views hand the batch's project in, so no item loads its batch for one column.
+        project_id = self.context.get("project_id")
+        return project_id if project_id is not None else item.batch.project_id
 
 
 class ReviewLabelsSerializer(serializers.Serializer):
@@ -59,10 +70,8 @@ AGREEMENT = inline_serializer("ReviewAgreement", fields={
 })
 
 
-def _reviewable_batch(request: Request, batch_id: str) -> BatchJob | Response:
-    batch = selectors.review_batch_get(owner=request.user, batch_id=batch_id)
-    if batch is None:
-        raise NotFound("No such batch.")
+def _reviewable_batch(request: Request, batch_id: str, *, action: str) -> BatchJob | Response:
+    batch = selectors.review_batch_get(user=request.user, batch_id=batch_id, action=action)
     if batch.status != BatchJob.Status.COMPLETED:
         return Response({"detail": f"The batch is {batch.status}; its review opens once it is "
                                    "completed.", "status": batch.status},
@@ -90,12 +99,13 @@ class BatchReviewApi(APIView):
             OpenApiParameter("offset", OpenApiTypes.INT),
         ],
         responses={200: inline_serializer("BatchReview", fields={
+            "project": serializers.IntegerField(help_text="The batch's project."),
             "count": serializers.IntegerField(), "agreement": AGREEMENT,
             "items": ReviewItemSerializer(many=True),
         }), 409: OpenApiResponse(description="The batch has not completed")},
     )
     def get(self, request: Request, batch_id: str) -> Response:
-        batch = _reviewable_batch(request, batch_id)
+        batch = _reviewable_batch(request, batch_id, action=Action.VIEW)
         if isinstance(batch, Response):
             return batch
         show = request.query_params.get("show") or "todo"
@@ -104,9 +114,12 @@ class BatchReviewApi(APIView):
         limit = min(_int(request.query_params.get("limit"), 50), MAX_LIMIT)
         offset = _int(request.query_params.get("offset"), 0)
         queue = selectors.review_queue(batch=batch, show=show).select_related("reviewer")
+        context = {"project_id": batch.project_id}
         return Response({
+            "project": batch.project_id,
             "count": queue.count(), "agreement": selectors.review_agreement(batch=batch),
-            "items": ReviewItemSerializer(queue[offset:offset + limit], many=True).data,
+            "items": ReviewItemSerializer(queue[offset:offset + limit], many=True,
+                                          context=context).data,
         })
 
 
@@ -123,13 +136,14 @@ class BatchReviewItemApi(APIView):
     @extend_schema(
         request=ReviewLabelsSerializer,
         responses={200: inline_serializer("ReviewSaved", fields={
+            "project": serializers.IntegerField(help_text="The batch's project."),
             "item": ReviewItemSerializer(), "confirmed": serializers.BooleanField(),
             "next_row": serializers.IntegerField(allow_null=True), "agreement": AGREEMENT,
         }), 400: OpenApiResponse(description="Labels this model does not have, or none"),
             409: OpenApiResponse(description="The batch has not completed")},
     )
     def post(self, request: Request, batch_id: str, row: str) -> Response:
-        batch = _reviewable_batch(request, batch_id)
+        batch = _reviewable_batch(request, batch_id, action=Action.REVIEW)
         if isinstance(batch, Response):
             return batch
         item = selectors.review_item_get(batch=batch, row=int(row))
@@ -144,7 +158,9 @@ class BatchReviewItemApi(APIView):
             raise ValidationError({"labels": [str(exc)]}) from None
         following = selectors.review_item_next(batch=batch, after=item)
         return Response({
-            "item": ReviewItemSerializer(item).data, "confirmed": item.is_confirmed,
+            "project": batch.project_id,
+            "item": ReviewItemSerializer(item, context={"project_id": batch.project_id}).data,
+            "confirmed": item.is_confirmed,
             "next_row": following.row if following else None,
             "agreement": selectors.review_agreement(batch=batch),
         })

@@ -1,9 +1,11 @@
 """The API's representations: one serializer per resource, used by its create, list, detail and
 action answers alike, so a key means the same thing (and exists) wherever the resource appears.
 
-Names: a related row is `<thing>_id`; a choice comes with its words as `<choice>_display`; a job's
-progress is `progress`, `epoch`, `step`, `loss`, `eta_seconds`, as on the job page's JSON. Heavy
-fields are left out unless the request names them in `?expand=` (see `ExpandableSerializer`).
+Names: a related row is `<thing>_id`, but for `project`, the id of the project a row belongs to,
+which the API and CLI contract names so (issue 26); a choice comes with its words as
+`<choice>_display`; a job's progress is `progress`, `epoch`, `step`, `loss`, `eta_seconds`, as
+on the job page's JSON. Heavy fields are left out unless the request names them in `?expand=`
+(see `ExpandableSerializer`).
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ class DatasetSerializer(ExpandableSerializer):
     class Meta:
         model = Dataset
         fields = [
-            "id", "name", "description", "original_filename", "file_format", "encoding",
+            "id", "project", "name", "description", "original_filename", "file_format", "encoding",
             "text_fields", "label_field", "label_names", "is_multilabel", "row_count",
             "label_counts", "split_seed", "split_ratios", "split_sizes", "created_at",
             "updated_at", "report", "warnings",
@@ -90,6 +92,7 @@ class DatasetSerializer(ExpandableSerializer):
         extra_kwargs = {
             "text_fields": {"help_text": "The columns joined into each article's text."},
             "label_field": {"help_text": "The column the labels were read from."},
+            "project": {"help_text": "The id of the project it belongs to."},
             "label_counts": {"help_text": "Articles per label."},
             "split_sizes": {"help_text": "Articles in train, validation and test."},
             "split_ratios": {"help_text": "The train, validation and test fractions asked for."},
@@ -123,6 +126,11 @@ class DatasetUploadSerializer(serializers.Serializer):
     )
     seed = serializers.IntegerField(required=False, default=42,
                                     help_text="Seed of the train/validation/test split.")
+    project = serializers.IntegerField(
+        required=False, min_value=1,
+        help_text="The id of the project it goes to (you need the maintainer role there); "
+        "default: your personal project.",
+    )
 
     def validate_mapping(self, value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
@@ -167,14 +175,16 @@ class MLModelSerializer(serializers.ModelSerializer):
     class Meta:
         model = MLModel
         fields = [
-            "id", "name", "model_type", "dataset_id", "status", "status_display", "label_names",
-            "is_multilabel", "parameters", "device_used", "device_plan", "library_versions",
-            "headline_metrics", "latest_job_id", "created_at", "updated_at", "trained_at",
+            "id", "project", "name", "model_type", "dataset_id", "status", "status_display",
+            "label_names", "is_multilabel", "parameters", "device_used", "device_plan",
+            "library_versions", "headline_metrics", "latest_job_id", "created_at", "updated_at",
+            "trained_at",
         ]
         read_only_fields = fields
         extra_kwargs = {
             "parameters": {"help_text": "The training settings it was created with."},
             "device_used": {"help_text": "Where it trained, e.g. cpu, cuda or mps."},
+            "project": {"help_text": "The id of the project it belongs to (its dataset's)."},
         }
 
     def get_headline_metrics(self, obj: MLModel) -> dict[str, float]:
@@ -222,6 +232,9 @@ class TrainingStartSerializer(serializers.Serializer):
 
 # --- Training jobs ------------------------------------------------------------------------------
 
+# The name under which job querysets carry their model's project id.
+JOB_PROJECT_ANNOTATION = "model_project_id"
+
 
 class JobSerializer(ExpandableSerializer):
     """A training job, the same in the list, the detail, the 201 of a start and the 202 of a
@@ -235,6 +248,9 @@ class JobSerializer(ExpandableSerializer):
 
     model_id = serializers.IntegerField(source="ml_model_id", read_only=True,
                                         help_text="The model this job trains.")
+    project = serializers.SerializerMethodField(
+        help_text="The id of the project it belongs to (its model's).",
+    )
     status_display = serializers.CharField(source="get_status_display", read_only=True)
     phase_display = serializers.SerializerMethodField()
     progress = serializers.SerializerMethodField(help_text="Percent done, 0-100.")
@@ -277,8 +293,8 @@ class JobSerializer(ExpandableSerializer):
     class Meta:
         model = TrainingJob
         fields = [
-            "id", "model_id", "status", "status_display", "phase", "phase_display", "progress",
-            "epoch", "total_epochs", "step", "total_steps", "eta_seconds", "loss",
+            "id", "project", "model_id", "status", "status_display", "phase", "phase_display",
+            "progress", "epoch", "total_epochs", "step", "total_steps", "eta_seconds", "loss",
             "heartbeat_at", "heartbeat_age_seconds", "attempt", "cancel_requested",
             "is_active", "is_resumable", "reason", "reason_plain", "config", "queue",
             "device_plan", "leaderboard", "created_at", "started_at", "finished_at", "updated_at",
@@ -312,6 +328,12 @@ class JobSerializer(ExpandableSerializer):
 
     def get_phase_display(self, obj: TrainingJob) -> str:
         return job_phase_display(obj.phase)
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_project(self, obj: TrainingJob) -> int:
+        # Lists annotate it (api.views.job_rows) so no row loads its model for one column.
+        annotated = obj.__dict__.get(JOB_PROJECT_ANNOTATION)
+        return annotated if annotated is not None else obj.ml_model.project_id
 
     def get_progress(self, obj: TrainingJob) -> float:
         return round(obj.progress_percentage or 0.0, 2)

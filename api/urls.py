@@ -1,15 +1,18 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import batches, ensembles, explain, review, views
+from api import batches, ensembles, explain, projects, review, views
 from api.auth import TokenObtainApi
 from api.docs import OfflineSwaggerView
 from api.index import ApiIndex
+from api.token_api import TokenDetailApi, TokenListCreateApi
 
 app_name = "api"
 urlpatterns = [
     path("", ApiIndex.as_view(), name="index"),
     path("token/", TokenObtainApi.as_view(), name="token"),
+    path("tokens/", TokenListCreateApi.as_view(), name="token_list"),
+    path("tokens/<int:pk>/", TokenDetailApi.as_view(), name="token_detail"),
     path("datasets/", views.DatasetListCreateApi.as_view(), name="dataset_list"),
     path("datasets/<int:pk>/", views.DatasetDetailApi.as_view(), name="dataset_detail"),
     path("models/", views.ModelListCreateApi.as_view(), name="model_list"),
@@ -28,6 +31,7 @@ urlpatterns = [
     re_path(r"^batches/(?P<batch_id>[0-9a-f]{32})/result/$", batches.BatchResultApi.as_view(),
             name="batch_result"),
     *review.urlpatterns,
+    *projects.urlpatterns,
     path("jobs/", views.JobListCreateApi.as_view(), name="job_list"),
     path("jobs/<int:pk>/", views.JobStatusApi.as_view(), name="job_status"),
     path("jobs/<int:pk>/cancel/", views.JobCancelApi.as_view(), name="job_cancel"),

@@ -3,13 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.conf import settings
-from django.db.models import OuterRef, QuerySet, Subquery
-from django.shortcuts import get_object_or_404
+from django.db.models import F, OuterRef, QuerySet, Subquery
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,7 +17,16 @@ from rest_framework.views import APIView
 from api import batch_serializers, docs
 from api import serializers as s
 from api.batches import batch_accepted
-from api.ownership import owned_job, owned_model
+from api.ownership import (
+    PROJECT_PARAMETER,
+    Action,
+    dataset_get,
+    job_get,
+    model_get,
+    project_narrowed,
+    row_get,
+    scoped,
+)
 from api.presenters import model_headline_annotations
 from classification import ml_models, services
 from classification.batches import services as batch_services
@@ -28,6 +36,9 @@ from dataset_management import selectors as dataset_selectors
 from dataset_management import services as dataset_services
 from dataset_management.models import Dataset
 from dataset_management.readers import DatasetFileError
+from projects import policy
+from projects.models import Project
+from projects.services import project_personal
 
 
 def _expand(request: Request, allowed: Iterable[str]) -> frozenset[str]:
@@ -67,7 +78,8 @@ def _dataset_context(request: Request) -> dict:
 
 
 class DatasetListCreateApi(generics.ListAPIView):
-    """Your datasets, newest first; POST a file (multipart) to import one.
+    """The datasets of your projects, newest first (`?project=` narrows to one); POST a file
+    (multipart) to import one, into `project` or else your personal project.
 
     A dataset has the same keys here, in its detail and in the 201 of an upload; `report` is
     added by `?expand=report` on any of them.
@@ -80,12 +92,13 @@ class DatasetListCreateApi(generics.ListAPIView):
         return {**super().get_serializer_context(), **_dataset_context(self.request)}
 
     def get_queryset(self):
-        datasets = dataset_selectors.dataset_list(owner=self.request.user)
+        datasets = dataset_selectors.dataset_list(user=self.request.user,
+                                                  project=project_narrowed(self.request))
         if "report" in _expand(self.request, DATASET_EXPAND):
             datasets = datasets.defer(None)
         return datasets
 
-    @extend_schema(parameters=[_expand_parameter(DATASET_EXPAND)])
+    @extend_schema(parameters=[_expand_parameter(DATASET_EXPAND), PROJECT_PARAMETER])
     def get(self, request: Request, *args, **kwargs) -> Response:
         return super().get(request, *args, **kwargs)
 
@@ -102,12 +115,14 @@ class DatasetListCreateApi(generics.ListAPIView):
                 f"The file is {uploaded.size / 1048576:.1f} MB; the limit is "
                 f"{settings.MAX_UPLOAD_SIZE / 1048576:.0f} MB."
             ]})
+        project = _upload_project(request, data.validated_data.get("project"))
         kwargs = {}
         if data.validated_data.get("split_ratios"):
             kwargs["split_ratios"] = tuple(data.validated_data["split_ratios"])
         try:
             dataset = dataset_services.dataset_create_from_upload(
                 owner=request.user,
+                project=project,
                 uploaded_file=uploaded,
                 name=data.validated_data.get("name") or uploaded.name,
                 description=data.validated_data.get("description", ""),
@@ -122,26 +137,30 @@ class DatasetListCreateApi(generics.ListAPIView):
                         headers={"Location": _location(request, "api:dataset_detail", dataset.pk)})
 
 
+def _upload_project(request: Request, project_id: int | None) -> Project:
+    """Where an upload goes: the project named (a maintainer's), else the personal project."""
+    if project_id is None:
+        project = project_personal(user=request.user)
+    else:
+        project = policy.scope(Project.objects.all(), user=request.user).filter(
+            pk=project_id).first()
+        if project is None:
+            raise ValidationError({"project": ["No such project."]})
+    policy.require(user=request.user, action=Action.UPLOAD, project=project)
+    return project
+
+
 class DatasetDetailApi(APIView):
     @extend_schema(responses=s.DatasetSerializer, parameters=[_expand_parameter(DATASET_EXPAND)])
     def get(self, request: Request, pk: int) -> Response:
         context = _dataset_context(request)
-        return Response(s.DatasetSerializer(_owned_dataset(request, pk), context=context).data)
+        return Response(s.DatasetSerializer(dataset_get(request, pk), context=context).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, pk: int) -> Response:
-        dataset_services.dataset_delete(dataset=_owned_dataset(request, pk))
+        dataset = dataset_get(request, pk, action=Action.DELETE)
+        dataset_services.dataset_delete(dataset=dataset, user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-def _owned_dataset(request: Request, pk: int) -> Dataset:
-    try:
-        dataset = dataset_selectors.dataset_get(owner=request.user, pk=pk)
-    except Dataset.DoesNotExist:
-        dataset = None
-    if dataset is None:
-        raise NotFound("No such dataset.")
-    return dataset
 
 
 # --- Models and training ----------------------------------------------------------------------
@@ -150,9 +169,12 @@ def _owned_dataset(request: Request, pk: int) -> Dataset:
 def _start_training(request: Request) -> TrainingJob:
     data = s.TrainingStartSerializer(data=request.data, context={"request": request})
     data.is_valid(raise_exception=True)
-    dataset = Dataset.objects.filter(owner=request.user, pk=data.validated_data["dataset"]).first()
+    dataset = policy.scope(Dataset.objects.all(), user=request.user).filter(
+        pk=data.validated_data["dataset"]).first()
     if dataset is None:
         raise ValidationError({"dataset": ["No such dataset."]})
+    # The model and its job go to the dataset's project, so training is asked of it there.
+    policy.require(user=request.user, action=Action.TRAIN, obj=dataset)
     if not dataset.is_trainable:
         raise ValidationError({"dataset": ["This dataset needs at least two labels to train on."]})
     model_type = data.validated_data["model_type"]
@@ -175,32 +197,36 @@ def _start_training(request: Request) -> TrainingJob:
         raise ValidationError({"detail": str(exc)}) from exc
 
 
-def _models(request: Request) -> QuerySet[MLModel]:
-    """The caller's models as the representation reads them: the headline numbers and the newest
-    job come from the database, so the metrics JSON is never loaded."""
+def model_rows() -> QuerySet[MLModel]:
+    """Models as the representation reads them: the headline numbers and the newest job come
+    from the database, so the metrics JSON is never loaded. Not scoped: callers scope it."""
     newest_job = (TrainingJob.objects.filter(ml_model=OuterRef("pk"))
                   .order_by("-created_at", "-pk").values("pk")[:1])
     return (
-        MLModel.objects.filter(owner=request.user)
-        .defer("metrics")
+        MLModel.objects.defer("metrics")
         .annotate(latest_job_id=Subquery(newest_job), **model_headline_annotations())
     )
 
 
 class ModelListCreateApi(generics.ListAPIView):
-    """Your models; POST starts training a new one and answers with the model (201), whose
-    `latest_job_id` is the job to follow. A model has the same keys here and in its detail."""
+    """The models of your projects (`?project=` narrows to one); POST starts training a new one
+    in its dataset's project and answers with the model (201), whose `latest_job_id` is the job
+    to follow. A model has the same keys here and in its detail."""
 
     serializer_class = s.MLModelSerializer
 
     def get_queryset(self):
-        return _models(self.request)
+        return scoped(self.request, model_rows())
+
+    @extend_schema(parameters=[PROJECT_PARAMETER])
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
 
     @extend_schema(request=s.TrainingStartSerializer, responses={201: s.MLModelSerializer},
                    examples=docs.TRAINING_EXAMPLES)
     def post(self, request: Request) -> Response:
         job = _start_training(request)
-        model = _models(request).get(pk=job.ml_model_id)
+        model = model_rows().get(pk=job.ml_model_id)
         return Response(s.MLModelSerializer(model).data, status=status.HTTP_201_CREATED,
                         headers={"Location": _location(request, "api:model_detail", model.pk)})
 
@@ -208,14 +234,16 @@ class ModelListCreateApi(generics.ListAPIView):
 class ModelDetailApi(APIView):
     @extend_schema(responses=s.MLModelSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        return Response(s.MLModelSerializer(get_object_or_404(_models(request), pk=pk)).data)
+        return Response(s.MLModelSerializer(
+            row_get(request, model_rows(), action=Action.VIEW, pk=pk)).data)
 
     @extend_schema(responses={204: None, 409: OpenApiResponse(
         description="a training or batch of this model is still active")})
     def delete(self, request: Request, pk: int) -> Response:
         """Delete the model, its artifact and its jobs' checkpoints (files go after commit)."""
         try:
-            services.mlmodel_delete(ml_model=owned_model(request, pk))
+            services.mlmodel_delete(ml_model=model_get(request, pk, action=Action.DELETE),
+                                    actor=request.user)
         except ValueError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -224,7 +252,7 @@ class ModelDetailApi(APIView):
 class ModelMetricsApi(APIView):
     @extend_schema(responses=s.ModelMetricsSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        model = owned_model(request, pk)
+        model = model_get(request, pk)
         return Response(s.ModelMetricsSerializer(
             {"model_id": model.pk, "status": model.status, "metrics": model.metrics or {}}
         ).data)
@@ -244,7 +272,7 @@ class ModelPredictApi(APIView):
         200: s.PredictOutputSerializer, 202: batch_serializers.PredictBatchSerializer,
     }, examples=docs.PREDICT_EXAMPLES)
     def post(self, request: Request, pk: int) -> Response:
-        model = owned_model(request, pk)
+        model = model_get(request, pk, action=Action.CLASSIFY)
         if not model.is_trained:
             raise ValidationError({"detail": "This model is not trained yet."})
         data = s.PredictInputSerializer(data=request.data)
@@ -292,9 +320,11 @@ JOB_EXPAND = {
 JOB_HEAVY_COLUMNS = {"history": "metrics_history", "log_tail": "log_tail"}
 
 
-def _jobs(request: Request, expand: frozenset[str] = frozenset()) -> QuerySet[TrainingJob]:
+def job_rows(expand: frozenset[str] = frozenset()) -> QuerySet[TrainingJob]:
+    """Jobs as the representation reads them, with their model's project; not scoped."""
     heavy = [column for name, column in JOB_HEAVY_COLUMNS.items() if name not in expand]
-    return TrainingJob.objects.filter(ml_model__owner=request.user).defer(*heavy)
+    return TrainingJob.objects.defer(*heavy).annotate(
+        **{s.JOB_PROJECT_ANNOTATION: F("ml_model__project_id")})
 
 
 def _job_answer(job: TrainingJob, *, code: int = status.HTTP_200_OK) -> Response:
@@ -302,13 +332,18 @@ def _job_answer(job: TrainingJob, *, code: int = status.HTTP_200_OK) -> Response
 
 
 class JobListCreateApi(generics.ListAPIView):
-    """Your training jobs; POST starts one (201). A job has the same keys here, in its detail
-    and in the answers to cancel and resume."""
+    """The training jobs of your projects (`?project=` narrows to one); POST starts one in its
+    dataset's project (201). A job has the same keys here, in its detail and in the answers to
+    cancel and resume."""
 
     serializer_class = s.JobSerializer
 
     def get_queryset(self):
-        return _jobs(self.request)
+        return scoped(self.request, job_rows())
+
+    @extend_schema(parameters=[PROJECT_PARAMETER])
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
 
     @extend_schema(request=s.TrainingStartSerializer, responses={201: s.JobSerializer},
                    examples=docs.TRAINING_EXAMPLES)
@@ -333,9 +368,7 @@ class JobStatusApi(APIView):
     ])
     def get(self, request: Request, pk: int) -> Response:
         expand = _expand(request, JOB_EXPAND)
-        job = _jobs(request, expand).filter(pk=pk).first()
-        if job is None:
-            raise NotFound("No such job.")
+        job = row_get(request, job_rows(expand), action=Action.VIEW, pk=pk)
         since = request.query_params.get("since", "0")
         return Response(s.JobSerializer(job, context={
             "expand": expand, "since": int(since) if since.isdigit() else 0,
@@ -349,12 +382,12 @@ class JobCancelApi(APIView):
         400: OpenApiResponse(description="The job is not queued or running"),
     })
     def post(self, request: Request, pk: int) -> Response:
-        job = owned_job(request, pk)
+        job = job_get(request, pk, action=Action.CANCEL)
         if not job.is_active:
             raise ValidationError({"detail": f"The job is {job.status}; only queued or running "
                                              "jobs can be cancelled."})
-        services.training_job_cancel(job=job)
-        return _job_answer(get_object_or_404(_jobs(request), pk=pk), code=status.HTTP_202_ACCEPTED)
+        services.training_job_cancel(job=job, actor=request.user)
+        return _job_answer(job_rows().get(pk=pk), code=status.HTTP_202_ACCEPTED)
 
 
 class JobResumeApi(APIView):
@@ -363,13 +396,12 @@ class JobResumeApi(APIView):
         400: OpenApiResponse(description="The job is not failed, stalled or cancelled"),
     })
     def post(self, request: Request, pk: int) -> Response:
-        job = owned_job(request, pk)
+        job = job_get(request, pk, action=Action.RESUME)
         if not job.is_resumable:
             raise ValidationError({"detail": f"The job is {job.status}; only failed, stalled or "
                                              "cancelled jobs can be resumed."})
         try:
-            services.training_job_resume(job=job)
+            services.training_job_resume(job=job, actor=request.user)
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
-        return _job_answer(get_object_or_404(_jobs(request), pk=job.pk),
-                           code=status.HTTP_202_ACCEPTED)
+        return _job_answer(job_rows().get(pk=job.pk), code=status.HTTP_202_ACCEPTED)

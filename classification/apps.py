@@ -5,3 +5,7 @@ class ClassificationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "classification"
     verbose_name = "Classification"
+
+    def ready(self) -> None:
+        # Connects the receivers that write a job's or a batch's first history row.
+        from classification.history import services  # noqa: F401

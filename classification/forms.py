@@ -13,6 +13,7 @@ from classification.engine.schema import (
 from classification.engine.types import article_text
 from classification.ml_models import REGISTRY
 from classification.model_paths import model_path_problem
+from classification.selectors import training_dataset_choices
 from dataset_management.models import Dataset
 from dataset_management.readers import FORMATS_SENTENCE
 
@@ -74,12 +75,12 @@ class TrainingJobCreateForm(forms.Form):
         widget=forms.RadioSelect,
     )
 
-    def __init__(self, *args: Any, owner: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any, project: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.staff = bool(getattr(owner, "is_staff", False))
-        # Unlabelled datasets are for prediction only; offering them would only lead to an error.
-        self.fields["dataset"].queryset = Dataset.objects.filter(owner=owner).exclude(
-            label_names=[])
+        self.staff = bool(getattr(user, "is_staff", False))
+        # The labelled datasets of the (current) project, if the person may train there: a
+        # dataset posted from elsewhere is "not a valid choice".
+        self.fields["dataset"].queryset = training_dataset_choices(user=user, project=project)
         # Advanced: empty means "use the preset's value". Derived from the training schema.
         for spec in user_settings(advanced_only=True):
             if spec.who != STAFF or self.staff:
@@ -180,10 +181,10 @@ class SearchForm(forms.Form):
     name = forms.CharField(max_length=200, required=False,
                            help_text="Leave empty to name it after the dataset.")
 
-    def __init__(self, *args: Any, owner: Any, available: list[str], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any, available: list[str], project: Any = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["dataset"].queryset = Dataset.objects.filter(owner=owner).exclude(
-            label_names=[])
+        self.fields["dataset"].queryset = training_dataset_choices(user=user, project=project)
         self.fields["candidates"].choices = [(k, REGISTRY[k].label) for k in available]
         self.fields["candidates"].initial = list(available)
 

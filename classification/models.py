@@ -4,7 +4,7 @@ import uuid
 from typing import Any
 
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 from django.utils import timezone
 
 
@@ -91,19 +91,35 @@ class TransitionQuerySet(models.QuerySet):
     def active(self) -> TransitionQuerySet:
         return self.filter(status__in=self.model.ACTIVE_STATUSES)
 
-    def transition(self, pk: Any, *, source: str | list[str], target: str, **fields: Any) -> bool:
-        """Move one row from `source` to `target` with one conditional UPDATE.
+    def transition(
+        self, pk: Any, *, source: str | list[str], target: str, actor: Any = None, **fields: Any
+    ) -> bool:
+        """Move one row from `source` to `target` with a conditional UPDATE, and record it.
 
         Returns True only when exactly this call changed the row, so a duplicate delivery, a
-        racing worker, a reaper or a late watchdog that lost the race does nothing.
+        racing worker, a reaper or a late watchdog that lost the race does nothing, and writes
+        no StatusChange either. `actor` is the user who asked for it; None means the system.
         """
         sources = [source] if isinstance(source, str) else list(source)
         for state in sources:
             if target not in self.model.TRANSITIONS.get(state, ()):
                 raise ValueError(f"Illegal {self.model.__name__} transition {state} -> {target}")
         fields.setdefault("updated_at", timezone.now())
-        changed = self.filter(pk=pk, status__in=sources).update(status=target, **fields)
-        return changed == 1
+        reason = fields.get("reason", "")
+        # One UPDATE per possible source (only resume names several): the one that changes the
+        # row says which state it left, which the history row needs and UPDATE cannot return.
+        # No state may move to itself, so after a hit the later UPDATEs could match nothing.
+        with transaction.atomic(using=self.db, savepoint=False):
+            for state in sources:
+                if self.filter(pk=pk, status=state).update(status=target, **fields) == 1:
+                    StatusChange.objects.using(self.db).create(
+                        **{StatusChange.subject_field(self.model) + "_id": pk},
+                        source=state, target=target, at=fields["updated_at"],
+                        reason=reason if isinstance(reason, str) else "",
+                        actor_id=getattr(actor, "pk", None),
+                    )
+                    return True
+        return False
 
 
 class TrainingJobQuerySet(TransitionQuerySet):
@@ -346,6 +362,65 @@ class BatchJob(models.Model):
     @property
     def is_problem(self) -> bool:
         return self.status in self.PROBLEM_STATUSES
+
+
+class StatusChange(models.Model):
+    """One status a training job or a batch entered: from, to, why, when and who asked.
+
+    Append-only. Written by ``TransitionQuerySet.transition`` in the transaction of the UPDATE
+    it records (so a transition that lost a race leaves no row), and once when the job or batch
+    is created (source ""; classification/history/services.py). The job's own `reason` is
+    cleared by a resume; these rows keep every earlier one.
+    """
+
+    job = models.ForeignKey(
+        TrainingJob, on_delete=models.CASCADE, null=True, blank=True,
+        related_name="status_changes",
+    )
+    batch = models.ForeignKey(
+        BatchJob, on_delete=models.CASCADE, null=True, blank=True, related_name="status_changes"
+    )
+    source = models.CharField(max_length=20, blank=True)  # "" = created in `target`
+    target = models.CharField(max_length=20)
+    reason = models.TextField(blank=True)
+    at = models.DateTimeField(default=timezone.now)
+    # The user who asked (cancel, resume, creating it); null = the system (a worker, the
+    # reaper, a watchdog), or a user since deleted.
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+        related_name="status_changes",
+    )
+
+    SUBJECT_FIELDS = {"classification.TrainingJob": "job", "classification.BatchJob": "batch"}
+
+    class Meta:
+        ordering = ["at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(models.Q(job__isnull=False, batch__isnull=True)
+                           | models.Q(job__isnull=True, batch__isnull=False)),
+                name="status_change_job_xor_batch",
+            )
+        ]
+
+    def __str__(self) -> str:
+        subject = f"job {self.job_id}" if self.job_id else f"batch {self.batch_id}"
+        return f"{subject}: {self.source or '-'} -> {self.target} at {self.at:%Y-%m-%d %H:%M:%S}"
+
+    @property
+    def reason_summary(self) -> str:
+        """The reason's first line, cut to 160 characters: a traceback's whole text is folded."""
+        first = self.reason.strip().splitlines()[0] if self.reason.strip() else ""
+        return first if len(first) <= 160 else first[:159] + "…"
+
+    @property
+    def reason_is_long(self) -> bool:
+        return self.reason_summary != self.reason.strip()
+
+    @classmethod
+    def subject_field(cls, model: type[models.Model]) -> str:
+        """"job" or "batch": the foreign key that points at a row of `model`."""
+        return cls.SUBJECT_FIELDS[model._meta.label]
 
 
 # Review models live in their own package but belong to this app (and its migrations).

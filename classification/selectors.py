@@ -16,6 +16,8 @@ from classification.engine.artifacts import MANIFEST
 from classification.jobs import paths
 from classification.models import MLModel, TrainingJob
 from core import filestore
+from dataset_management.models import Dataset
+from projects import policy
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +30,20 @@ def training_job_latest_checkpoint(*, job: TrainingJob) -> str | None:
     return paths.latest_checkpoint(paths.job_output_dir(job.pk))
 
 
-def mlmodel_list_rows(*, owner: Any) -> QuerySet[MLModel]:
+def mlmodel_list(*, user: Any, project: Any = None) -> QuerySet[MLModel]:
+    """The models in the user's projects (only `project`'s, when given)."""
+    return policy.scope(MLModel.objects.all(), user=user, project=project)
+
+
+def mlmodel_trained_list(*, user: Any, project: Any = None) -> QuerySet[MLModel]:
+    """The trained models a choice offers (classify, compare): what classifying reads."""
+    return mlmodel_list(user=user, project=project).filter(status=MLModel.Status.TRAINED).only(
+        "id", "name", "model_type", "label_names", "is_multilabel", "artifact_path",
+        "artifact_digest", "status", "project_id",
+    )
+
+
+def mlmodel_list_rows(*, user: Any, project: Any = None) -> QuerySet[MLModel]:
     """The model list's rows: only the columns it shows.
 
     A model's `metrics` JSON (per-label tables, confusion matrices, confident mistakes with
@@ -36,7 +51,7 @@ def mlmodel_list_rows(*, owner: Any) -> QuerySet[MLModel]:
     to print two numbers, so the database reads the headline scores out of the JSON instead.
     """
     return (
-        MLModel.objects.filter(owner=owner)
+        mlmodel_list(user=user, project=project)
         .select_related("dataset")
         .only("id", "name", "model_type", "status", "created_at", "dataset__id", "dataset__name")
         .annotate(
@@ -44,6 +59,19 @@ def mlmodel_list_rows(*, owner: Any) -> QuerySet[MLModel]:
             macro_f1=Cast(KT("metrics__macro_f1"), FloatField()),
         )
     )
+
+
+def training_dataset_choices(*, user: Any, project: Any = None) -> QuerySet[Dataset]:
+    """The labelled datasets a person may train on: in the projects where their role may train
+    (only `project`, when given). Unlabelled datasets are for prediction only."""
+    from projects.models import Membership, Role
+
+    roles = [role for role in Role.values if policy.allows(role, policy.Action.TRAIN)]
+    mine = Membership.objects.filter(user_id=user.pk, role__in=roles).values("project_id")
+    datasets = Dataset.objects.filter(project__in=mine).exclude(label_names=[])
+    if project is not None:
+        datasets = datasets.filter(project_id=getattr(project, "pk", project))
+    return datasets
 
 
 def mlmodel_get(*, model_id: int) -> MLModel | None:

@@ -29,5 +29,7 @@ urlpatterns = [
             name="batch_download"),
     re_path(r"^classify/batches/(?P<batch_id>[0-9a-f]{32})/cancel/$", batches.batch_cancel,
             name="batch_cancel"),
+    re_path(r"^classify/batches/(?P<batch_id>[0-9a-f]{32})/delete/$", batches.batch_delete,
+            name="batch_delete"),
     path("", include("classification.review.urls")),
 ]

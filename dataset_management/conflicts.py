@@ -18,6 +18,8 @@ from typing import Any
 from django.core.files import File
 from django.db import transaction
 
+from projects import policy
+
 from .models import Dataset
 from .normalize import text_key
 from .selectors import dataset_rows_iter
@@ -68,14 +70,17 @@ def _apply(rule: str, group: list[dict[str, Any]], label_sets: list[frozenset[st
     return []
 
 
-def dataset_resolve_conflicts(*, dataset: Dataset, rule: str, owner: Any) -> Dataset:
-    """A new dataset with `rule` applied to the rows whose same text carries different labels.
+def dataset_resolve_conflicts(*, dataset: Dataset, rule: str, user: Any) -> Dataset:
+    """A new dataset, in the same project, with `rule` applied to the rows whose same text
+    carries different labels.
 
-    ValueError when the rule is unknown or there is nothing to resolve; the import's own
-    DatasetFileError when what is left cannot be a dataset (e.g. one label).
+    RoleRequired unless the user may upload in the dataset's project; ValueError when the rule
+    is unknown or there is nothing to resolve; the import's own DatasetFileError when what is
+    left cannot be a dataset (e.g. one label).
     """
     from .services import dataset_create_from_upload
 
+    policy.require(user=user, action=policy.Action.UPLOAD, obj=dataset)
     kept, counts = conflicts_resolve_rows(dataset_rows_iter(dataset=dataset, with_record=False),
                                           rule=rule)
     if not counts["conflicting_groups"]:
@@ -88,7 +93,8 @@ def dataset_resolve_conflicts(*, dataset: Dataset, rule: str, owner: Any) -> Dat
                 out.write(json.dumps(_record(row), ensure_ascii=False) + "\n")
         with transaction.atomic(), path.open("rb") as handle:
             resolved = dataset_create_from_upload(
-                owner=owner, uploaded_file=File(handle, name=path.name),
+                owner=user, project=dataset.project_id,
+                uploaded_file=File(handle, name=path.name),
                 name=f"{dataset.name} ({SUFFIX[rule]})"[:200],
                 split_ratios=tuple(ratios.get(k, d) for k, d in
                                    (("train", 0.8), ("validation", 0.1), ("test", 0.1))),

@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 
 from classification.engine.types import TextData
 from core import filestore
+from projects import policy
 
 from .articles import ID_ORDER
 from .models import Dataset
@@ -27,19 +28,32 @@ DATASET_LIST_FIELDS = (
 )
 
 
-def dataset_list(*, owner: Any) -> QuerySet[Dataset]:
+def dataset_list(*, user: Any, project: Any = None) -> QuerySet[Dataset]:
+    """The datasets in the user's projects (only `project`'s, when given)."""
     # The stored report can be large (co-occurrence, per-row drops); lists never show it.
-    return Dataset.objects.filter(owner=owner).defer("report")
+    return policy.scope(Dataset.objects.all(), user=user, project=project).defer("report")
 
 
-def dataset_list_rows(*, owner: Any) -> QuerySet[Dataset]:
+def dataset_list_rows(*, user: Any, project: Any = None) -> QuerySet[Dataset]:
     """The dataset list page's rows: only the columns it prints."""
-    return Dataset.objects.filter(owner=owner).only(*DATASET_LIST_FIELDS)
+    return policy.scope(Dataset.objects.all(), user=user, project=project).only(
+        *DATASET_LIST_FIELDS)
 
 
-def dataset_get(*, owner: Any, pk: int) -> Dataset:
-    """Raises Dataset.DoesNotExist for another owner's dataset, so views answer 404, not 403."""
-    return Dataset.objects.get(owner=owner, pk=pk)
+def dataset_get(*, user: Any, pk: Any, action: str = policy.Action.VIEW) -> Dataset:
+    """Http404 for a dataset outside the user's projects (ids reveal nothing); RoleRequired
+    (403) when their role there may not do `action`."""
+    return policy.object_get(Dataset.objects.select_related("project"), user=user,
+                             action=action, pk=pk)
+
+
+def dataset_move_targets(*, user: Any, dataset: Dataset) -> QuerySet[Any]:
+    """The other projects the user may move the dataset to: where their role may upload."""
+    from projects.models import Project, Role
+
+    roles = [role for role in Role.values if policy.allows(role, policy.Action.UPLOAD)]
+    return (Project.objects.filter(memberships__user_id=user.pk, memberships__role__in=roles)
+            .exclude(pk=dataset.project_id).order_by("name", "pk"))
 
 
 def dataset_rows_file(*, dataset: Dataset) -> Path:
@@ -120,5 +134,6 @@ def dataset_length_histogram(*, dataset: Dataset) -> dict[str, Any]:
             "counts": counts.tolist()}
 
 
-def dataset_models_using(*, dataset: Dataset) -> QuerySet:
-    return dataset.ml_models.all()
+def dataset_models_using(*, dataset: Dataset, user: Any) -> QuerySet:
+    """The models trained on the dataset that the user can see (names only leak otherwise)."""
+    return policy.scope(dataset.ml_models.all(), user=user)

@@ -1,14 +1,12 @@
-"""Writes for datasets: import an upload (atomically), delete one."""
+"""Writes for datasets: import an upload (atomically) into a project, move one, delete one."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import shutil
 import sys
 import uuid
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,36 +15,25 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from django.conf import settings
 from django.db import transaction
-from django.utils.text import get_valid_filename
 
 from core import filestore
 from core.diskspace import DiskFull, disk_full_refused, is_disk_full
+from projects import policy
+from projects.models import Project
+from projects.services import ProjectError, activity_record, project_personal_id
 
 from .articles import ArticleStream, articles_read
-from .mapping import ColumnMapping, label_separator_detect, labels_parse, mapping_detect_stream
+from .mapping import ColumnMapping, label_separator_detect, labels_parse
 from .models import Dataset, dataset_upload_path
-from .readers import ERROR_KEY, DatasetFileError, read_records
-from .readers.base import cell_text
+from .readers import DatasetFileError
 from .rows import JSON_COLUMNS, ROWS_SCHEMA, STAGING_SCHEMA, row_json
 from .splitting import DEFAULT_RATIOS, SPLIT_ALIASES, SPLITS, split_assign, split_ratios_validate
+from .upload_files import check_size, safe_filename, spool
 from .validation import ReportBuilder
 
 logger = logging.getLogger(__name__)
 
 BATCH_ROWS = 5000
-PREVIEW_ROWS = 10
-PREVIEW_SAMPLE = 1000
-
-
-@dataclass
-class Preview:
-    format: str
-    encoding: str
-    columns: list[str]
-    mapping: dict[str, Any]
-    rows: list[dict[str, Any]]
-    report: dict[str, Any]
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -71,23 +58,29 @@ def dataset_create_from_upload(
     owner: Any,
     uploaded_file: Any,
     name: str,
+    project: Project | int | None = None,
     description: str = "",
     mapping: dict[str, Any] | None = None,
     split_ratios: tuple[float, float, float] = DEFAULT_RATIOS,
     seed: int = 42,
+    verb: str = "dataset_uploaded",
 ) -> Dataset:
-    """Import a file into a new Dataset, or raise DatasetFileError and leave nothing behind
-    (core.diskspace.DiskFull, likewise, when the disk fills while it is saved).
+    """Import a file into a new Dataset of `project`, or raise DatasetFileError and leave
+    nothing behind (core.diskspace.DiskFull, likewise, when the disk fills while it is saved).
 
-    `uploaded_file` is a Django UploadedFile or File (name, size, chunks()). `mapping` holds
-    the overrides in mapping.OVERRIDE_KEYS.
+    `project` defaults to the owner's personal project. The doors (pages, API, CLI) check that
+    the person may upload there; this import does not, because the review loop makes a dataset
+    of a reviewer's corrections on purpose. `uploaded_file` is a Django UploadedFile or File
+    (name, size, chunks()). `mapping` holds the overrides in mapping.OVERRIDE_KEYS. `verb` is
+    the activity line: dataset_uploaded, or dataset_imported from the command line.
     """
+    project_id = _project_id_for(owner=owner, project=project)
     try:
         ratios = split_ratios_validate(split_ratios)
     except ValueError as exc:
         raise DatasetFileError(str(exc)) from None
-    _check_size(uploaded_file)
-    filename = _safe_filename(uploaded_file.name)
+    check_size(uploaded_file)
+    filename = safe_filename(uploaded_file.name)
     media = Path(settings.MEDIA_ROOT)
     workdir = media / "datasets" / f".incoming-{uuid.uuid4().hex}"
     with disk_full_refused():
@@ -95,30 +88,17 @@ def dataset_create_from_upload(
     placed: list[Path] = []
     try:
         spooled = workdir / "upload"
-        content_hash = _spool(uploaded_file, spooled)
-        _check_not_duplicate(owner=owner, content_hash=content_hash)
+        content_hash = spool(uploaded_file, spooled)
+        _check_not_duplicate(project_id=project_id, content_hash=content_hash)
         parsed = _parse(spooled, filename, mapping, workdir / "staging.parquet")
         dataset = Dataset(
-            owner=owner, name=name, description=description, original_filename=filename,
-            content_hash=content_hash, file_format=parsed.stream_format,
-            encoding=parsed.encoding, split_seed=seed,
+            project_id=project_id, owner=owner, name=name, description=description,
+            original_filename=filename, content_hash=content_hash,
+            file_format=parsed.stream_format, encoding=parsed.encoding, split_seed=seed,
             split_ratios=dict(zip(SPLITS, ratios, strict=True)),
         )
         _finish(dataset, parsed, workdir, ratios=ratios, seed=seed)
-        original_rel = dataset_upload_path(dataset, filename)
-        rows_rel = f"datasets/{content_hash}/rows-{uuid.uuid4().hex[:12]}.parquet"
-        with transaction.atomic():
-            dataset.original_file.name = original_rel
-            dataset.rows_path = rows_rel
-            dataset.save()
-            # Renames, not copies: same filesystem, so each is atomic and instant.
-            (media / rows_rel).parent.mkdir(parents=True, exist_ok=True)
-            _place(workdir / "rows.parquet", media / rows_rel, placed)
-            if not (media / original_rel).exists():  # same bytes uploaded by another owner
-                _place(spooled, media / original_rel, placed)
-            # Published before the row commits, so no node ever reads a dataset it cannot open.
-            for path in placed:
-                filestore.file_publish(name=str(path.relative_to(media)))
+        _save_and_place(dataset, workdir=workdir, filename=filename, placed=placed, verb=verb)
     except BaseException as exc:
         for path in placed:
             path.unlink(missing_ok=True)
@@ -135,53 +115,13 @@ def dataset_create_from_upload(
     return dataset
 
 
-def dataset_preview(
-    *, uploaded_file: Any, mapping_overrides: dict[str, Any] | None = None
-) -> Preview:
-    """Read the first rows only: detected format, encoding, mapping and a partial report."""
-    import tempfile
+def dataset_delete(*, dataset: Dataset, user: Any = None) -> None:
+    """Delete the row now and its files once the deletion is committed.
 
-    _check_size(uploaded_file)
-    filename = _safe_filename(uploaded_file.name)
-    with tempfile.TemporaryDirectory(prefix="medlitbot-preview-") as tmp:
-        path = Path(tmp) / "upload"
-        _spool(uploaded_file, path)
-        with read_records(path, filename=filename) as stream:
-            mapping = mapping_detect_stream(stream=stream, overrides=mapping_overrides)
-            sample = []
-            for _, record in stream.records:
-                sample.append(record)
-                if len(sample) >= PREVIEW_SAMPLE:
-                    break
-    raw = [r.get(mapping.label, "") for r in sample if mapping.label and ERROR_KEY not in r]
-    separator = mapping.label_separator
-    if separator is None:
-        separator = label_separator_detect(raw_values=raw)
-    rows, counts = [], {}
-    for record in sample:
-        if ERROR_KEY in record:
-            continue
-        labels = labels_parse(raw=record.get(mapping.label, ""), separator=separator,
-                              label_map=mapping.label_map) if mapping.label else ()
-        for label in labels:
-            counts[label] = counts.get(label, 0) + 1
-        if len(rows) < PREVIEW_ROWS:
-            rows.append({
-                "title": cell_text(record.get(mapping.title)) if mapping.title else "",
-                "abstract": cell_text(record.get(mapping.abstract)),
-                "labels": list(labels),
-            })
-    return Preview(
-        format=stream.format, encoding=stream.encoding, columns=stream.columns,
-        mapping=mapping.as_dict() | {"label_separator": separator}, rows=rows,
-        report={"rows_sampled": len(sample), "label_counts_in_sample": counts,
-                "multilabel": any(len(r["labels"]) > 1 for r in rows) or bool(separator)},
-        details=stream.details,
-    )
-
-
-def dataset_delete(*, dataset: Dataset) -> None:
-    """Delete the row now and its files once the deletion is committed."""
+    `user` must hold DELETE in the dataset's project; None is the system (admin, clean-ups).
+    """
+    if user is not None:
+        policy.require(user=user, action=policy.Action.DELETE, obj=dataset)
     media = Path(settings.MEDIA_ROOT)
     rows = media / dataset.rows_path if dataset.rows_path else None
     original_name = dataset.original_file.name if dataset.original_file else ""
@@ -201,8 +141,92 @@ def dataset_delete(*, dataset: Dataset) -> None:
             _remove_empty_dirs(folder)
 
     with transaction.atomic():
+        activity_record(project=dataset.project_id, actor=user, verb="dataset_deleted",
+                        summary=f"{_who(user)} deleted dataset “{dataset.name}”",
+                        subject=dataset, name=dataset.name)
         dataset.delete()
         transaction.on_commit(remove_files)
+
+
+def dataset_move(*, user: Any, dataset: Dataset, project: Project) -> Dataset:
+    """Move the dataset, the models trained on it and their batches to another project.
+
+    Jobs and reviews follow (they reach their project through the model and the batch). The
+    user must be a maintainer of both projects: MOVE where it is, UPLOAD where it goes.
+    """
+    from classification.models import BatchJob, MLModel
+
+    policy.require(user=user, action=policy.Action.MOVE, obj=dataset)
+    policy.require(user=user, action=policy.Action.UPLOAD, project=project)
+    source_id = dataset.project_id
+    if source_id == project.pk:
+        raise ProjectError(f"Dataset “{dataset.name}” is already in “{project.name}”.")
+    with transaction.atomic():
+        source = Project.objects.select_for_update().get(pk=source_id)
+        # Only the models in the dataset's own project: a model elsewhere is not this
+        # user's to move.
+        models = MLModel.objects.filter(dataset=dataset, project_id=source_id)
+        model_ids = list(models.values_list("pk", flat=True))
+        batches = BatchJob.objects.filter(ml_model_id__in=model_ids, project_id=source_id)
+        moved = {"models": len(model_ids), "batches": batches.update(project=project)}
+        models.update(project=project)
+        Dataset.objects.filter(pk=dataset.pk).update(project=project)
+        dataset.project = project
+        what = (f"dataset “{dataset.name}” with {moved['models']} model(s) and "
+                f"{moved['batches']} batch(es)")
+        activity_record(project=source, actor=user, verb="dataset_moved", subject=dataset,
+                        summary=f"{_who(user)} moved {what} to “{project.name}”",
+                        to_project=project.pk, **moved)
+        activity_record(project=project, actor=user, verb="dataset_moved", subject=dataset,
+                        summary=f"{_who(user)} moved {what} here from “{source.name}”",
+                        from_project=source.pk, **moved)
+    logger.info("Moved dataset %s from project %s to %s (%s)", dataset.pk, source_id,
+                project.pk, moved)
+    return dataset
+
+
+def _save_and_place(dataset: Dataset, *, workdir: Path, filename: str, placed: list[Path],
+                    verb: str) -> None:
+    """Save the row, log it, and move its files into place, all or nothing (`placed` lists
+    the files moved so far, for the caller to remove if anything fails)."""
+    media = Path(settings.MEDIA_ROOT)
+    original_rel = dataset_upload_path(dataset, filename)
+    rows_rel = f"datasets/{dataset.content_hash}/rows-{uuid.uuid4().hex[:12]}.parquet"
+    with transaction.atomic():
+        dataset.original_file.name = original_rel
+        dataset.rows_path = rows_rel
+        dataset.save()
+        _record_created(dataset, verb=verb, actor=dataset.owner)
+        # Renames, not copies: same filesystem, so each is atomic and instant.
+        (media / rows_rel).parent.mkdir(parents=True, exist_ok=True)
+        _place(workdir / "rows.parquet", media / rows_rel, placed)
+        if not (media / original_rel).exists():  # same bytes uploaded by another owner
+            _place(workdir / "upload", media / original_rel, placed)
+        # Published before the row commits, so no node ever reads a dataset it cannot open.
+        for path in placed:
+            filestore.file_publish(name=str(path.relative_to(media)))
+
+
+def _project_id_for(*, owner: Any, project: Project | int | None) -> int:
+    """The project a new dataset joins: the one asked for, else its owner's personal one."""
+    project_id = getattr(project, "pk", project)
+    if project_id is None:
+        project_id = project_personal_id(user_id=getattr(owner, "pk", None))
+    if project_id is None:  # no row belongs to nobody
+        raise ProjectError("A dataset needs a project or an owner whose project it joins.")
+    return project_id
+
+
+def _record_created(dataset: Dataset, *, verb: str, actor: Any) -> None:
+    how = "imported" if verb == "dataset_imported" else "uploaded"
+    activity_record(project=dataset.project_id, actor=actor, verb=verb, subject=dataset,
+                    summary=f"{_who(actor)} {how} dataset “{dataset.name}” "
+                            f"({dataset.row_count} rows)", name=dataset.name,
+                    rows=dataset.row_count)
+
+
+def _who(user: Any) -> str:
+    return user.get_username() if user is not None else "The system"
 
 
 # --- the import pipeline -------------------------------------------------------------------------
@@ -384,50 +408,9 @@ def _write_rows(staging: Path, target: Path, labels, codes: np.ndarray) -> None:
 # --- helpers -------------------------------------------------------------------------------------
 
 
-def _check_size(uploaded_file: Any) -> None:
-    size = getattr(uploaded_file, "size", None)
-    if size is not None and size > settings.MAX_UPLOAD_SIZE:
-        raise DatasetFileError(_too_big(size))
-
-
-def _too_big(size: int) -> str:
-    return (f"The file is {size / 2**20:.1f} MB; the limit is "
-            f"{settings.MAX_UPLOAD_SIZE / 2**20:.0f} MB.")
-
-
-def _safe_filename(name: str | None) -> str:
-    """The user's file name without any directory part: it is shown, never used as a path."""
-    base = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
-    try:
-        return get_valid_filename(base)[:255]
-    except Exception:  # SuspiciousFileOperation for "", "." and ".."
-        return "upload"
-
-
-def _spool(uploaded_file: Any, dest: Path) -> str:
-    """Copy the upload to dest, hashing as it streams; enforce the size limit on real bytes."""
-    digest = hashlib.sha256()
-    written = 0
-    if hasattr(uploaded_file, "seek"):
-        uploaded_file.seek(0)
-    with dest.open("wb") as out:
-        for chunk in _chunks(uploaded_file):
-            written += len(chunk)
-            if written > settings.MAX_UPLOAD_SIZE:
-                raise DatasetFileError(_too_big(written))
-            digest.update(chunk)
-            out.write(chunk)
-    return digest.hexdigest()
-
-
-def _chunks(uploaded_file: Any) -> Iterable[bytes]:
-    if hasattr(uploaded_file, "chunks"):
-        return uploaded_file.chunks(chunk_size=1 << 20)
-    return iter(lambda: uploaded_file.read(1 << 20), b"")
-
-
-def _check_not_duplicate(*, owner: Any, content_hash: str) -> None:
-    existing = Dataset.objects.filter(owner=owner, content_hash=content_hash).first()
+def _check_not_duplicate(*, project_id: int, content_hash: str) -> None:
+    # Per project: a colleague's project may hold the same file, as may the user's own others.
+    existing = Dataset.objects.filter(project_id=project_id, content_hash=content_hash).first()
     if existing is not None:
         raise DatasetFileError(
             f"This file was already uploaded as dataset '{existing.name}' (id {existing.pk})."

@@ -20,10 +20,13 @@ from dataset_management.export import dataset_export as dataset_export_make
 from dataset_management.forms import DatasetConfirmForm, DatasetUploadForm
 from dataset_management.mapping import MAPPING_FIELDS, label_missing_warning
 from dataset_management.models import Dataset
+from dataset_management.preview import dataset_preview
 from dataset_management.readers import DatasetFileError
 from dataset_management.report import report_summary
 from dataset_management.splitting import DEFAULT_RATIOS, split_ratios_validate
 from dataset_management.staging import upload_discard, upload_open, upload_stage
+from projects import policy
+from projects.services import ProjectError
 
 logger = logging.getLogger(__name__)
 
@@ -32,25 +35,28 @@ IMPORT_ERRORS = (DatasetFileError, ValueError)
 MODELS_LISTED = 20  # the delete warning names this many models, then counts the rest
 
 
-def owned_dataset(request: HttpRequest, pk: int) -> Dataset:
-    try:
-        dataset = selectors.dataset_get(owner=request.user, pk=pk)
-    except Dataset.DoesNotExist:
-        dataset = None
-    if dataset is None:
-        raise Http404("No such dataset.")
-    return dataset
+def _dataset(request: HttpRequest, pk: int, action: str = policy.Action.VIEW) -> Dataset:
+    """404 outside the person's projects; 403 naming the role when theirs may not do `action`."""
+    return selectors.dataset_get(user=request.user, pk=pk, action=action)
+
+
+def _may_upload_here(request: HttpRequest) -> None:
+    """An upload goes to the current project: the person's role there must allow it."""
+    policy.require(user=request.user, action=policy.Action.UPLOAD, project=request.project)
 
 
 @login_required
 def dataset_list(request: HttpRequest) -> HttpResponse:
-    page = page_of(selectors.dataset_list_rows(owner=request.user), request.GET.get("page"))
+    """The current project's datasets; the buttons follow `may` (the context processor's)."""
+    rows = selectors.dataset_list_rows(user=request.user, project=request.project)
+    page = page_of(rows, request.GET.get("page"))
     return render(request, "datasets/list.html", {"datasets": page.object_list, "page": page})
 
 
 @login_required
 def dataset_upload(request: HttpRequest) -> HttpResponse:
     """Step 1: receive the file, stage it, and show what we detected."""
+    _may_upload_here(request)
     form = DatasetUploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         uploaded = form.cleaned_data["file"]
@@ -130,8 +136,7 @@ def _preview(request: HttpRequest, *, staging: _Staging, overrides: dict[str, An
     with staged:
         try:
             with disk_full_refused():  # the preview spools the file to a temporary folder
-                preview = services.dataset_preview(uploaded_file=staged,
-                                                   mapping_overrides=overrides)
+                preview = dataset_preview(uploaded_file=staged, mapping_overrides=overrides)
             if not preview.report.get("rows_sampled"):
                 raise DatasetFileError("The file has a header but no data rows.")
         except DiskFull as exc:
@@ -165,6 +170,7 @@ def _preview(request: HttpRequest, *, staging: _Staging, overrides: dict[str, An
 @require_POST
 def dataset_upload_confirm(request: HttpRequest) -> HttpResponse:
     """Step 2: re-check with the person's overrides, or create the dataset from the staged file."""
+    _may_upload_here(request)
     staging = _Staging.from_post(request.POST)
     overrides = _overrides(request.POST, staging)
     action = request.POST.get("action")
@@ -183,8 +189,8 @@ def dataset_upload_confirm(request: HttpRequest) -> HttpResponse:
     with staged:
         try:
             dataset = services.dataset_create_from_upload(
-                owner=request.user, uploaded_file=staged, name=staging.name,
-                description=staging.description, mapping=overrides or None,
+                owner=request.user, project=request.project.pk, uploaded_file=staged,
+                name=staging.name, description=staging.description, mapping=overrides or None,
                 split_ratios=staging.split_ratios, seed=staging.seed,
             )
         except DiskFull as exc:
@@ -210,8 +216,8 @@ def _confirm_form(request: HttpRequest, *, staging: _Staging,
         with staged:
             try:
                 with disk_full_refused():
-                    preview = services.dataset_preview(uploaded_file=staged,
-                                                       mapping_overrides=overrides)
+                    preview = dataset_preview(uploaded_file=staged,
+                                              mapping_overrides=overrides)
                 labelled = bool(preview.mapping.get("label"))
             except (DiskFull, *IMPORT_ERRORS):
                 pass  # creating meets the same problem next and says what it is
@@ -233,7 +239,9 @@ def _disk_full(request: HttpRequest, exc: DiskFull, *, token: str, name: str,
 
 @login_required
 def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    dataset = owned_dataset(request, pk)
+    dataset = _dataset(request, pk)
+    # The dataset may be in another of the person's projects than the current one.
+    may = policy.actions_on(user=request.user, obj=dataset)
     counts = dataset.label_counts or {}
     try:
         samples = selectors.dataset_sample_rows(dataset=dataset, n=12)
@@ -242,13 +250,16 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
         logger.warning("dataset %s: rows file %r unreadable", dataset.pk, dataset.rows_path)
         samples, histogram = None, _histogram_bars({})
     # Names only: each model row also carries its metrics JSON, tens of kB to decode.
-    models_using = list(selectors.dataset_models_using(dataset=dataset)
-                        .only("id", "name", "model_type", "dataset_id")[:MODELS_LISTED])
+    using = selectors.dataset_models_using(dataset=dataset, user=request.user)
+    models_using = list(using.only("id", "name", "model_type", "dataset_id")[:MODELS_LISTED])
     return render(request, "datasets/detail.html", {
         "dataset": dataset,
+        "may": may,
+        "move_targets": (selectors.dataset_move_targets(user=request.user, dataset=dataset)
+                         if may[policy.Action.MOVE] else ()),
         "samples": samples,
         "models_using": models_using,
-        "models_more": (selectors.dataset_models_using(dataset=dataset).count() - MODELS_LISTED
+        "models_more": (using.count() - MODELS_LISTED
                         if len(models_using) == MODELS_LISTED else 0),
         "summary": report_summary(dataset.report or {}),
         "charts": {
@@ -270,7 +281,7 @@ def _histogram_bars(histogram: dict[str, Any]) -> dict[str, Any]:
 @login_required
 def dataset_export(request: HttpRequest, pk: int) -> HttpResponseBase:
     """The dataset's rows with their labels: ?format=csv (the default), ris or jsonl."""
-    dataset = owned_dataset(request, pk)
+    dataset = _dataset(request, pk, policy.Action.DOWNLOAD)
     fmt = request.GET.get("format", "csv")
     if fmt not in EXPORT_FORMATS or not selectors.dataset_rows_file(dataset=dataset).is_file():
         raise Http404("No such format, or the dataset's rows are gone.")
@@ -281,10 +292,11 @@ def dataset_export(request: HttpRequest, pk: int) -> HttpResponseBase:
 @login_required
 @require_POST
 def dataset_resolve_conflicts(request: HttpRequest, pk: int) -> HttpResponse:
-    dataset = owned_dataset(request, pk)
+    # The resolved rows become a new dataset in the same project: an upload there.
+    dataset = _dataset(request, pk, policy.Action.UPLOAD)
     try:
         resolved = conflicts.dataset_resolve_conflicts(
-            dataset=dataset, rule=request.POST.get("rule", ""), owner=request.user)
+            dataset=dataset, rule=request.POST.get("rule", ""), user=request.user)
     except (ValueError, DatasetFileError) as exc:
         messages.error(request, str(exc))
         return redirect("datasets:detail", pk=dataset.pk)
@@ -295,8 +307,27 @@ def dataset_resolve_conflicts(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def dataset_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    dataset = owned_dataset(request, pk)
+    dataset = _dataset(request, pk, policy.Action.DELETE)
     name = dataset.name
-    services.dataset_delete(dataset=dataset)
+    services.dataset_delete(dataset=dataset, user=request.user)
     messages.success(request, f"Deleted dataset “{name}”. Models trained on it still work.")
     return redirect("datasets:list")
+
+
+@login_required
+@require_POST
+def dataset_move(request: HttpRequest, pk: int) -> HttpResponse:
+    """Move the dataset with its models to another project the person maintains.
+
+    A project they are not in is 404 like any other id; one where they may not upload is 403.
+    """
+    dataset = _dataset(request, pk, policy.Action.MOVE)
+    target = policy.project_get(user=request.user, project_id=request.POST.get("project"),
+                                action=policy.Action.UPLOAD)
+    try:
+        services.dataset_move(user=request.user, dataset=dataset, project=target)
+    except ProjectError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Moved “{dataset.name}” and its models to “{target.name}”.")
+    return redirect("datasets:detail", pk=dataset.pk)

@@ -36,7 +36,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    # rest_framework.authtoken is gone: API tokens are hashed, named and expiring (api/tokens.py);
+    # api/migrations/0002 moved its plain rows into api.ApiToken and dropped its table.
     "drf_spectacular",
     "axes",
     "core",
@@ -311,7 +312,8 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # --- API --------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        # "Authorization: Token <key>", checked against hashed, expiring, revocable tokens.
+        "api.tokens.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -375,6 +377,7 @@ CONTENT_SECURITY_POLICY = {
 INVITATION_DAYS = env.int("INVITATION_DAYS", default=7)
 # Off: accounts are made by an administrator or through an invitation link only.
 OPEN_SIGNUP = env.bool("OPEN_SIGNUP", default=False)
+# How long an API token lives, and the longest a person may ask for (api/tokens.py).
 API_TOKEN_DAYS = env.int("API_TOKEN_DAYS", default=30)
 
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
@@ -386,6 +389,40 @@ AXES_VERBOSE = False
 # 429 with "locked for N minutes after M failed attempts": JSON under /api/, a page elsewhere.
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_LOCKOUT_CALLABLE = "api.auth.lockout_response"
+
+# Single sign-on with OpenID Connect (mozilla-django-oidc): off unless OIDC_RP_CLIENT_ID is set.
+# Then /oidc/authenticate/ logs a person in through the provider, and the login page offers it.
+# Only accounts that already exist (matched by e-mail) may log in, unless OIDC_CREATE_USER=True,
+# as invitations stay the way in (docs/deploy.md, "Single sign-on").
+OIDC_RP_CLIENT_ID = env.str("OIDC_RP_CLIENT_ID", default="")
+OIDC_ENABLED = bool(OIDC_RP_CLIENT_ID)
+if OIDC_ENABLED:
+    OIDC_RP_CLIENT_SECRET = env.str("OIDC_RP_CLIENT_SECRET", default="")
+    OIDC_RP_SIGN_ALGO = env.str("OIDC_RP_SIGN_ALGO", default="RS256")
+    OIDC_RP_SCOPES = env.str("OIDC_RP_SCOPES", default="openid email profile")
+    OIDC_OP_AUTHORIZATION_ENDPOINT = env.str("OIDC_OP_AUTHORIZATION_ENDPOINT", default="")
+    OIDC_OP_TOKEN_ENDPOINT = env.str("OIDC_OP_TOKEN_ENDPOINT", default="")
+    OIDC_OP_USER_ENDPOINT = env.str("OIDC_OP_USER_ENDPOINT", default="")
+    OIDC_OP_JWKS_ENDPOINT = env.str("OIDC_OP_JWKS_ENDPOINT", default="")
+    OIDC_CREATE_USER = env.bool("OIDC_CREATE_USER", default=False)
+    # The signature is always checked; False only skips matching the token's key id, for a
+    # provider whose tokens carry none (oidc-provider-mock, which the tests log in through).
+    OIDC_VERIFY_KID = env.bool("OIDC_VERIFY_KID", default=True)
+    # A created account is named after the person's e-mail address (unique, and readable).
+    OIDC_USERNAME_ALGO = "api.oidc.oidc_username"
+    LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?sso=failed"
+    _oidc_missing = [name for name in (
+        "OIDC_RP_CLIENT_SECRET", "OIDC_OP_AUTHORIZATION_ENDPOINT", "OIDC_OP_TOKEN_ENDPOINT",
+        "OIDC_OP_USER_ENDPOINT", *(["OIDC_OP_JWKS_ENDPOINT"] if OIDC_RP_SIGN_ALGO.startswith(
+            ("RS", "ES", "PS")) else []),
+    ) if not globals()[name]]
+    if _oidc_missing:
+        raise ImproperlyConfigured(
+            "OIDC_RP_CLIENT_ID is set, so single sign-on is on, but these are missing: "
+            + ", ".join(_oidc_missing) + " (docs/deploy.md, \"Single sign-on\")."
+        )
+    INSTALLED_APPS.append("mozilla_django_oidc")
+    AUTHENTICATION_BACKENDS.append("mozilla_django_oidc.auth.OIDCAuthenticationBackend")
 
 # Who may read /metrics: addresses or CIDR networks ("*" for anyone). Behind a reverse proxy
 # REMOTE_ADDR is the proxy's, so restrict /metrics at the proxy as well (docs/deploy.md).

@@ -1,6 +1,8 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
+from api import token_views
 from web.views import dashboard
 
 urlpatterns = [
@@ -11,4 +13,11 @@ urlpatterns = [
     path("", include("classification.urls")),
     path("", include("core.urls")),
     path("api/", include("api.urls")),
+    path("account/tokens/", token_views.token_page, name="account_tokens"),
+    path("account/tokens/<int:pk>/revoke/", token_views.token_revoke,
+         name="account_token_revoke"),
+    path("", include("projects.urls")),
 ]
+
+if settings.OIDC_ENABLED:  # single sign-on, on only when OIDC_RP_CLIENT_ID is set (settings.py)
+    urlpatterns.append(path("oidc/", include("mozilla_django_oidc.urls")))

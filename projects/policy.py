@@ -123,6 +123,11 @@ def role_of(*, user: Any, project: Project | int | None) -> str | None:
     return cache[project_id]
 
 
+def role_remember(*, user: Any, project_id: int, role: str | None) -> None:
+    """A role read along with other rows (the switcher's), so role_of need not ask again."""
+    user.__dict__.setdefault("_project_roles", {})[project_id] = role
+
+
 def role_forget(user: Any) -> None:
     """After a role change in this request, so the next question asks the database."""
     user.__dict__.pop("_project_roles", None)

@@ -530,9 +530,11 @@ def upload_peak_rss(port: int, cookie: str, server: subprocess.Popen, *, megabyt
 
 def api_token() -> str:
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
 
-    return Token.objects.get_or_create(user=get_user_model().objects.get(username="bench"))[0].key
+    from api.tokens import token_create
+
+    bench = get_user_model().objects.get(username="bench")
+    return token_create(user=bench, name="benchmark_web")[1]
 
 
 def main() -> int:

@@ -21,6 +21,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from rest_framework.test import APIClient
 
+from projects import services as project_services
 from tests.batch_support import DEMO_SLICE
 
 pytestmark = pytest.mark.django_db
@@ -102,8 +103,12 @@ def test_every_request_example_in_the_docs_is_answered_without_a_400(
     api: APIClient, user: Any, rows: Any, trained_model: Any, media_root: Any,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    # The account the token example names, as setup_demo makes it on a fresh install.
-    get_user_model().objects.create_user("demo", "demo@example.org", "medlitbot-demo")
+    # The account the token example names, as setup_demo makes it on a fresh install; the
+    # member examples add it to a project of this test's user, where it is already a viewer
+    # for the role example to change.
+    demo = get_user_model().objects.create_user("demo", "demo@example.org", "medlitbot-demo")
+    team = project_services.project_create(user=user, name="Team")
+    project_services.member_set(actor=user, project=team, member=demo, role="viewer")
     dataset = rows.dataset(user)
     job = rows.job(trained_model)
     # A second model of the same dataset, so the ensemble example has two members.
@@ -111,7 +116,8 @@ def test_every_request_example_in_the_docs_is_answered_without_a_400(
                       artifact_path=trained_model.artifact_path,
                       label_names=trained_model.label_names)
     ids = {("datasets", "id"): dataset.pk, ("models", "id"): trained_model.pk,
-           ("models", "member_ids"): [trained_model.pk, twin.pk], ("jobs", "id"): job.pk}
+           ("models", "member_ids"): [trained_model.pk, twin.pk], ("jobs", "id"): job.pk,
+           ("projects", "id"): team.pk, ("projects", "user_id"): demo.pk}
     examples = list(request_examples(read_schema(api)))
     assert len(examples) >= 9, [str(e) for e in examples]
 

@@ -111,9 +111,14 @@ def test_pages_render_with_no_csp_violation(server, chromium_browser, world) -> 
     assert page.url == f"{url}/datasets/{world['dataset'].pk}/"  # dismissed: nothing deleted
 
     for path in ("/", "/datasets/", "/datasets/upload/", "/models/", "/models/new/",
-                 "/classify/"):
+                 "/classify/", "/projects/", f"/projects/{world['dataset'].project_id}/"):
         page.goto(f"{url}{path}")
         page.wait_for_load_state("load")
+    # The header's project switcher opens, and an invitation link is shown (static/js/projects.js).
+    page.click(".project-switcher summary")
+    assert page.is_visible(".project-menu")
+    page.click("#invitation-form button[type=submit]")
+    assert "/invite/" in page.input_value("#invitation-link")
     page.wait_for_timeout(300)  # polling scripts run their first request
 
     # Swagger UI, vendored, renders the schema's operations.

@@ -21,21 +21,21 @@ def test_cli_imports_the_demo_and_ends_with_the_dataset_id(media_root, user):
     assert "  neurological: 1433" in lines
 
 
-def test_cli_options_override_the_mapping(db, media_root):
+def test_cli_options_override_the_mapping(media_root, user):
     out = StringIO()
     call_command("import_dataset", str(FORMATS / "refs.ris"), "--name", "Refs",
                  "--label-column", "keywords", "--split-ratios", "0.5,0.25,0.25", "--seed", "3",
-                 stdout=out)
+                 "--owner", "alice", stdout=out)
     ds = Dataset.objects.get()
-    assert ds.owner is None  # no superuser, no "demo" user
     assert ds.label_field == "keywords"
     assert ds.split_seed == 3
     assert ds.split_sizes == {"train": 6, "validation": 3, "test": 3}
 
 
-def test_cli_refuses_a_bad_file_with_a_command_error(db, media_root):
+def test_cli_refuses_a_bad_file_with_a_command_error(media_root, user):
     with pytest.raises(CommandError, match=r"^Only one label \('cardiovascular'\) found"):
-        call_command("import_dataset", str(BAD_INPUTS / "one_class.csv"), "--name", "X")
+        call_command("import_dataset", str(BAD_INPUTS / "one_class.csv"), "--name", "X",
+                     "--owner", "alice")
     assert Dataset.objects.count() == 0
 
 
@@ -45,6 +45,18 @@ def test_cli_process_exits_non_zero_with_one_line(tmp_path):
            "USE_SQLITE": "True", "PATH": "/usr/bin:/bin"}
     manage = [sys.executable, "manage.py"]
     subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=120)
+    nobody = subprocess.run(
+        [*manage, "import_dataset", str(DEMO_CSV), "--name", "X"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert nobody.returncode != 0
+    assert nobody.stderr.strip().splitlines() == [
+        "CommandError: No owner or project for the dataset: give --owner USERNAME or "
+        "--project ID (there is no superuser or 'demo' user to default to)."
+    ]
+    subprocess.run([*manage, "createsuperuser", "--noinput", "--username", "admin",
+                    "--email", "admin@example.org"], cwd=ROOT, env=env, check=True, timeout=120,
+                   capture_output=True)
     proc = subprocess.run(
         [*manage, "import_dataset", str(BAD_INPUTS / "ris_missing_er.ris"),
          "--name", "X"],

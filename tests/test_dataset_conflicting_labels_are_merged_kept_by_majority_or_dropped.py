@@ -55,7 +55,7 @@ def conflicted(import_file, tmp_path):
 def test_each_rule_makes_a_new_dataset_and_counts_what_it_did(
         conflicted, user, rule, statin, glioma, removed, ties) -> None:
     before = dataset_digest(conflicted)
-    resolved = dataset_resolve_conflicts(dataset=conflicted, rule=rule, owner=user)
+    resolved = dataset_resolve_conflicts(dataset=conflicted, rule=rule, user=user)
     texts = labels_by_text(resolved)
     assert texts.get(text_key("Statin therapy lowers LDL")) == statin
     assert texts.get(text_key("Gliomas and seizures")) == glioma
@@ -97,7 +97,7 @@ def test_a_bad_rule_or_nothing_to_resolve_is_refused_and_creates_nothing(
                                                  for i in range(20)), encoding="utf-8")
     clean = import_file(path, name="Clean")
     with pytest.raises(ValueError, match="No text in this dataset carries conflicting labels"):
-        dataset_resolve_conflicts(dataset=clean, rule="drop", owner=user)
+        dataset_resolve_conflicts(dataset=clean, rule="drop", user=user)
     assert Dataset.objects.count() == 2
 
 

@@ -1,6 +1,6 @@
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from dataset_management.services import dataset_preview
+from dataset_management.preview import dataset_preview
 from tests.plugins.datasets import DEMO_CSV, media_files
 
 

@@ -60,7 +60,7 @@ def test_bad_members_are_field_errors_and_create_nothing(
         ([a.pk], "at least 2"),
         ([a.pk, elsewhere.pk], "same dataset: the ensemble is tuned on that dataset's"),
         ([a.pk, pending.pk], "Only trained models can be combined; 'Pending' is not."),
-        ([a.pk, foreign.pk], f"No model of yours has the id {foreign.pk}."),
+        ([a.pk, foreign.pk], f"No model you can see has the id {foreign.pk}."),
         ([a.pk, nested.pk], "'Nested' is itself an ensemble"),
         ([a.pk, lost.pk], "The files of 'Lost' are missing"),
         (["x", b.pk], "valid integer"),

@@ -83,7 +83,7 @@ def test_models_of_different_datasets_untrained_or_foreign_are_refused(
     pending = rows.model(user, first, status=MLModel.Status.PENDING)
     foreign = rows.model(other_user, rows.dataset(other_user))
     cases = [([a.pk, b.pk], "same dataset"), ([a.pk, pending.pk], "Only trained models"),
-             ([a.pk, foreign.pk], "No model of yours"), ([a.pk], "between 2 and 8")]
+             ([a.pk, foreign.pk], "No model you can see"), ([a.pk], "between 2 and 8")]
     for ids, message in cases:
         with pytest.raises(ValueError, match=message):
             ensemble_create(owner=user, member_ids=ids)

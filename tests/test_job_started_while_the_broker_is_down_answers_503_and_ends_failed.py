@@ -15,8 +15,8 @@ import urllib.parse
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
+from api.tokens import token_create
 from classification.models import MLModel, TrainingJob
 from core.queueing import UNREACHABLE_REASON
 from tests.plugins.server import free_port
@@ -61,7 +61,7 @@ def assert_failed_unreachable(job: TrainingJob) -> None:
 
 
 def test_the_api_answers_503_and_the_job_ends_failed(server, owner, dataset) -> None:
-    token = Token.objects.create(user=owner).key
+    token = token_create(user=owner, name="broker test")[1]
     status, body, seconds = post(
         server, "/api/jobs/",
         json.dumps({"dataset": dataset.pk, "model_type": "tfidf_logreg"}).encode(),

@@ -169,7 +169,7 @@ def test_an_unlabelled_dataset_is_never_offered_for_training(user, import_file) 
 
     labelled = import_file(FORMATS / "comma.csv", name="Labelled")
     unlabelled = import_file(FORMATS / "unlabelled.csv", name="Unlabelled")
-    offered = set(TrainingJobCreateForm(owner=user).fields["dataset"].queryset)
+    offered = set(TrainingJobCreateForm(user=user).fields["dataset"].queryset)
     assert labelled in offered
     assert unlabelled not in offered
 

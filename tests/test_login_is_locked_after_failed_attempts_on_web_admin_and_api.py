@@ -15,7 +15,8 @@ from django.core.cache import cache
 from django.core.management import call_command
 from django.http import HttpRequest
 from django.test import Client, override_settings
-from rest_framework.authtoken.models import Token
+
+from api.models import ApiToken
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "alice-pass-123"
@@ -81,7 +82,7 @@ def test_the_api_token_is_refused_with_a_json_reason_once_locked(user) -> None:
     right = api_token(PASSWORD)
     assert right.status_code == 429
     assert LOCKED in right.json()["detail"]
-    assert not Token.objects.exists()
+    assert not ApiToken.objects.exists()
 
 
 def test_a_lockout_on_the_web_also_holds_for_the_api(user) -> None:

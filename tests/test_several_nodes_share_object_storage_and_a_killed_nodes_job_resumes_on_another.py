@@ -54,12 +54,12 @@ def test_two_training_nodes_share_the_work_survive_a_kill_and_the_web_predicts_w
     nodes: dict[str, dict[str, str]], s3_endpoint: Any, start_worker: Any, user: Any,
     tiny_bert_dir: Path, tmp_path: Path,
 ) -> None:
-    from rest_framework.authtoken.models import Token
+    from api.tokens import token_create
 
     user.is_staff = True  # tiny BERT trains from a server folder, which only staff may name
     user.save()
     api = requests.Session()
-    api.headers["Authorization"] = f"Token {Token.objects.create(user=user).key}"
+    api.headers["Authorization"] = f"Token {token_create(user=user, name='nodes test')[1]}"
     web = AppServer(tmp_path / "web-logs", **nodes["web"]).start()
     slow = {**FAST, "MEDLITBOT_FAULT_INJECTION": "slow_step=0.3"}
     workers = {name: start_worker(queues=(settings.QUEUE_TRAINING,), **slow, **nodes[name])

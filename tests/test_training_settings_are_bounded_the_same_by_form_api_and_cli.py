@@ -91,7 +91,7 @@ def test_an_unlabelled_dataset_is_not_offered_and_refused_at_every_door(
 
     labelled = rows.dataset(user, name="Labelled")
     unlabelled = rows.dataset(user, name="Unlabelled", label_names=[], label_counts={})
-    assert list(TrainingJobCreateForm(owner=user).fields["dataset"].queryset) == [labelled]
+    assert list(TrainingJobCreateForm(user=user).fields["dataset"].queryset) == [labelled]
 
     page = alice_client.post(reverse("classification:model_new"), {
         "dataset": unlabelled.pk, "model_type": "tfidf_logreg", "preset": "quick"})

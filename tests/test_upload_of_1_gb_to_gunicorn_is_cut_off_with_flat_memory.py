@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
+from api.tokens import token_create
 from dataset_management.models import Dataset
 from tests.plugins.datasets import media_files
 
@@ -127,7 +127,7 @@ def credentials(transactional_db: None) -> dict[str, str]:
     client.force_login(user)
     return {
         "cookie": f"sessionid={client.cookies['sessionid'].value}; csrftoken={CSRF}",
-        "token": Token.objects.create(user=user).key,
+        "token": token_create(user=user, name="upload test")[1],
     }
 
 

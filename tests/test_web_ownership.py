@@ -1,4 +1,5 @@
-"""Every page and endpoint is scoped to its owner: another user gets 404, never the data."""
+"""Every page and endpoint is scoped to its project: someone who is not a member gets 404,
+never the data (Alice's rows are in her personal project, which Bob is not in)."""
 
 from __future__ import annotations
 
@@ -86,11 +87,14 @@ def test_cannot_train_on_another_users_dataset(bob_client, alices_things) -> Non
 
 def test_classify_cannot_use_another_users_model(bob_client, alices_things) -> None:
     _, model, _ = alices_things
-    response = bob_client.post(reverse("classification:classify"),
-                               {"model": model.pk, "title": "Heart", "abstract": "Failure"})
-    assert response.status_code == 200
-    assert b"Alice private" not in response.content
-    assert b"No trained model yet" in response.content
+    for data in ({"model": model.pk, "title": "Heart", "abstract": "Failure"},
+                 {"model": model.pk, "title": "Heart", "label": "cardiovascular"}):
+        for name in ("classify", "classify_explain"):
+            response = bob_client.post(reverse(f"classification:{name}"), data)
+            assert response.status_code == 404, name
+            assert b"Alice private" not in response.content
+    page = bob_client.get(reverse("classification:classify"))
+    assert b"No trained model yet" in page.content
 
 
 def test_the_owner_sees_them(alice_client, alices_things) -> None:

@@ -13,6 +13,7 @@ from core import selectors as core_selectors
 from core.models import WorkerHeartbeat
 from dataset_management.models import Dataset
 from dataset_management.selectors import dataset_list_rows
+from projects import policy
 
 
 def _queue_label(queue: str) -> str:
@@ -45,15 +46,15 @@ def worker_rows(*, workers: list[WorkerHeartbeat]) -> list[dict[str, Any]]:
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    owner = request.user
+    """The current project's datasets, models and jobs (every member sees the same page)."""
+    user, project = request.user, request.project
     # Running jobs first, newest first; then the queued ones in the order they will start.
     running_first = Case(
         When(status=TrainingJob.Status.RUNNING, then=Value(0)),
         default=Value(1), output_field=IntegerField(),
     )
     active_jobs = list(
-        TrainingJob.objects.active()
-        .filter(ml_model__owner=owner)
+        policy.scope(TrainingJob.objects.active(), user=user, project=project)
         .select_related("ml_model")
         .order_by(running_first, "-created_at")[:20]
     )
@@ -70,13 +71,13 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     active_jobs.sort(key=lambda job: (job.status != TrainingJob.Status.RUNNING,
                                       job.queue_position or 0))  # stable: running keep recency
     recent_jobs = (
-        TrainingJob.objects.filter(ml_model__owner=owner)
+        policy.scope(TrainingJob.objects.all(), user=user, project=project)
         .exclude(status__in=TrainingJob.ACTIVE_STATUSES)
         .select_related("ml_model")
         .order_by("-updated_at")[:5]
     )
-    models = mlmodel_list_rows(owner=owner)[:8]
-    datasets = dataset_list_rows(owner=owner)[:8]
+    models = mlmodel_list_rows(user=user, project=project)[:8]
+    datasets = dataset_list_rows(user=user, project=project)[:8]
     workers = core_selectors.worker_heartbeat_list()
     unserved = [
         _queue_label(entry.queue)
@@ -94,8 +95,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "unserved_queues": unserved,
             "heartbeat_timeout": settings.WORKER_HEARTBEAT_TIMEOUT,
             "counts": {
-                "datasets": Dataset.objects.filter(owner=owner).count(),
-                **MLModel.objects.filter(owner=owner).aggregate(
+                "datasets": policy.scope(Dataset.objects.all(), user=user,
+                                         project=project).count(),
+                **policy.scope(MLModel.objects.all(), user=user, project=project).aggregate(
                     models=Count("pk"),
                     trained=Count("pk", filter=Q(status=MLModel.Status.TRAINED)),
                 ),

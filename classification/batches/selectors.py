@@ -1,4 +1,4 @@
-"""Batch reads, always scoped to an owner: another user's batch id finds nothing."""
+"""Batch reads, always through projects.policy: a batch outside the user's projects is a 404."""
 
 from __future__ import annotations
 
@@ -8,15 +8,18 @@ from pathlib import Path
 from typing import Any
 
 from django.db.models import QuerySet
+from django.http import Http404
 
 from classification.batches import storage
 from classification.models import BatchJob
 from core import filestore
+from projects import policy
 
 S = BatchJob.Status
 
 
-def _uuid(batch_id: Any) -> uuid.UUID | None:
+def batch_job_uuid(batch_id: Any) -> uuid.UUID | None:
+    """The batch id as a UUID, or None for text that is none (a URL's 32 hex characters)."""
     if isinstance(batch_id, uuid.UUID):
         return batch_id
     try:
@@ -25,15 +28,26 @@ def _uuid(batch_id: Any) -> uuid.UUID | None:
         return None
 
 
-def batch_job_list(*, owner: Any) -> QuerySet[BatchJob]:
-    return BatchJob.objects.owned_by(owner).select_related("ml_model").only(
+def _batch_rows() -> QuerySet[BatchJob]:
+    return BatchJob.objects.select_related("ml_model").only(
         *[f.name for f in BatchJob._meta.concrete_fields], "ml_model__id", "ml_model__name",
     )
 
 
-def batch_job_get(*, owner: Any, batch_id: Any) -> BatchJob | None:
-    pk = _uuid(batch_id)
-    return None if pk is None else batch_job_list(owner=owner).filter(pk=pk).first()
+def batch_job_list(*, user: Any, project: Any = None) -> QuerySet[BatchJob]:
+    """The batches in the user's projects (only `project`'s, when given), newest first."""
+    return policy.scope(_batch_rows(), user=user, project=project)
+
+
+def batch_job_get(*, user: Any, batch_id: Any, action: str = policy.Action.VIEW,
+                  queryset: QuerySet[BatchJob] | None = None) -> BatchJob:
+    """The batch if the user may do `action` on it: Http404 outside their projects (or for an
+    id that is no UUID), RoleRequired (403) when their role there may not."""
+    pk = batch_job_uuid(batch_id)
+    if pk is None:
+        raise Http404("No such batch.")
+    return policy.object_get(_batch_rows() if queryset is None else queryset, user=user,
+                             action=action, pk=pk)
 
 
 def batch_job_result_file(*, batch: BatchJob) -> Path | None:

@@ -1,5 +1,8 @@
-"""Batch writes: create (store the input, send the task), cancel, and reap the ones whose worker
-died. ``batch_job_run`` (runner.py) is what the inference worker executes."""
+"""Batch writes: create (store the input, send the task), cancel, delete, and reap the ones whose
+worker died. ``batch_job_run`` (runner.py) is what the inference worker executes.
+
+Create, cancel and delete ask projects.policy here, not in the views, so the page, the API and
+the shell get the same refusal; each records its line in the project's activity log."""
 
 from __future__ import annotations
 
@@ -28,6 +31,8 @@ from classification.jobs.explanations import explainable
 from classification.models import BatchJob, MLModel
 from core import filestore
 from core.queueing import task_send_on_commit
+from projects import policy
+from projects.services import activity_record
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +45,7 @@ __all__ = [
     "batch_job_claim",
     "batch_job_create",
     "batch_job_create_from_records",
+    "batch_job_delete",
     "batch_job_finish",
     "batch_job_run",
     "batch_jobs_reap",
@@ -69,16 +75,21 @@ def _batch_job_start(
     """Store the input atomically, create the queued row, send the task once that commits.
 
     The file is complete on disk before the row exists, so a worker never sees a half file;
-    if anything fails before the commit, the folder goes with it.
+    if anything fails before the commit, the folder goes with it. `owner` is who asks (and is
+    recorded as the batch's creator); the batch joins the model's project.
     """
-    batch = BatchJob(owner=owner, ml_model=ml_model, filename=filename, top_terms=top_terms,
-                     celery_task_id=str(uuid.uuid4()))
+    batch = BatchJob(owner=owner, ml_model=ml_model, project_id=ml_model.project_id,
+                     filename=filename, top_terms=top_terms, celery_task_id=str(uuid.uuid4()))
     folder = storage.batch_folder(owner_id=owner.pk, batch_id=batch.pk)
     try:
         source = storage.input_store(folder=folder, filename=filename, write=write)
         batch.input_path = storage.relative(source)
         with transaction.atomic():
             batch.save(force_insert=True)
+            activity_record(project=batch.project_id, actor=owner, verb="batch_created",
+                            subject=batch, summary=f"{_who(owner)} started classifying "
+                            f"“{filename}” with “{ml_model.name}”", filename=filename,
+                            model=ml_model.name)
             _send_on_commit(batch)
     except BaseException:
         # A refused message has already failed the row (and removed the folder); any other
@@ -110,8 +121,10 @@ def batch_job_create(
 
     Raises BatchError for a request that cannot be a batch, core.diskspace.DiskFull when the
     disk fills while the file is stored (no row, no file), and core.queueing.QueueUnavailable
-    when the broker refuses the message (the row is then failed and its file removed).
+    when the broker refuses the message (the row is then failed and its file removed), and
+    RoleRequired when `owner` may not classify in the model's project.
     """
+    policy.require(user=owner, action=policy.Action.CLASSIFY, obj=ml_model)
     _check(ml_model=ml_model, size=uploaded_file.size, top_terms=top_terms)
     filename = Path(uploaded_file.name or "articles").name[:200] or "articles"
 
@@ -130,6 +143,7 @@ def batch_job_create_from_records(
     """A queued batch for articles given as data, e.g. ``{"title": .., "abstract": ..}`` or
     ``{"text": ..}`` each; they are written as JSONL, which the batch reader reads as any
     upload."""
+    policy.require(user=owner, action=policy.Action.CLASSIFY, obj=ml_model)
     _check(ml_model=ml_model, size=None, top_terms=top_terms)
 
     def write(out: IO[bytes]) -> None:
@@ -140,12 +154,20 @@ def batch_job_create_from_records(
                             write=write, top_terms=top_terms)
 
 
-def batch_job_cancel(*, batch: BatchJob) -> BatchJob:
-    """A queued batch ends now; a running one stops between two chunks (about a second)."""
+def batch_job_cancel(*, batch: BatchJob, actor: Any = None) -> BatchJob:
+    """A queued batch ends now; a running one stops between two chunks (about a second).
+
+    `actor` (the user asking) is recorded in the batch's history when it ends here; a running
+    batch's cancelled row is written by its worker, so that one is the system's. RoleRequired
+    unless `actor` may cancel in the batch's project (None: the system or an operator's shell).
+    """
+    if actor is not None:
+        policy.require(user=actor, action=policy.Action.CANCEL, obj=batch)
     now = timezone.now()
     if BatchJob.objects.transition(
         batch.pk, source=S.QUEUED, target=S.CANCELLED, cancel_requested=True,
         reason="Cancelled before the inference worker started it.", finished_at=now,
+        actor=actor,
     ):
         # Its message may still be delivered: the claim then finds it cancelled and stops.
         storage.input_discard(batch.input_path)
@@ -154,7 +176,41 @@ def batch_job_cancel(*, batch: BatchJob) -> BatchJob:
             cancel_requested=True, updated_at=now
         )
     batch.refresh_from_db()
+    if batch.cancel_requested:  # not when it had already ended: nothing was cancelled
+        activity_record(project=batch.project_id, actor=actor, verb="batch_cancelled",
+                        subject=batch, summary=f"{_who(actor)} cancelled the batch "
+                        f"“{batch.filename}”", filename=batch.filename)
     return batch
+
+
+def batch_job_delete(*, batch: BatchJob, actor: Any = None) -> None:
+    """Delete a finished batch now (its review goes with it) and its files once that commits.
+
+    Refused (BatchError) while it is queued or running: its worker would write into the folder
+    this removes; cancel it first. RoleRequired unless `actor` may delete in its project.
+    """
+    if actor is not None:
+        policy.require(user=actor, action=policy.Action.DELETE, obj=batch)
+    if BatchJob.objects.filter(pk=batch.pk, status__in=BatchJob.ACTIVE_STATUSES).exists():
+        raise BatchError("Cancel the batch before deleting it: it is still being classified.")
+    folder = storage.batch_folder(owner_id=batch.owner_id, batch_id=batch.pk)
+    shared = storage.published_names(input_path=batch.input_path, result_path=batch.result_path)
+
+    def remove_files() -> None:
+        storage.remove_folder(folder)
+        for name in shared:
+            filestore.file_delete(name=name)
+
+    with transaction.atomic():
+        activity_record(project=batch.project_id, actor=actor, verb="batch_deleted",
+                        summary=f"{_who(actor)} deleted the batch “{batch.filename}”",
+                        filename=batch.filename, batch=batch.pk.hex)
+        BatchJob.objects.filter(pk=batch.pk).delete()
+        transaction.on_commit(remove_files)
+
+
+def _who(user: Any) -> str:
+    return user.get_username() if user is not None else "The system"
 
 
 # --- Reaping ------------------------------------------------------------------------------------

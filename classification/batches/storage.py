@@ -1,5 +1,8 @@
 """Where a batch keeps its files: MEDIA_ROOT/batches/<owner id>/<batch id hex>/.
 
+The first folder is named after whoever created the batch (BatchJob.owner, "created by"); it
+decides nothing about who may read the files: projects.policy does, on the row.
+
 Rows store paths relative to MEDIA_ROOT (like Dataset.rows_path), so the web process and an
 inference worker that mount MEDIA_ROOT at different places still agree. Nothing a person typed
 ever becomes part of a path: the folder is named by ids and the files by fixed names.

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import logging
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -19,6 +21,8 @@ from classification.batches import storage
 from classification.jobs import checkpoint_sync, paths, searches
 from classification.models import BatchJob, MLModel, TrainingJob
 from core import filestore
+from projects import policy
+from projects.services import activity_record
 
 logger = logging.getLogger(__name__)
 
@@ -87,18 +91,32 @@ def training_job_dirs_sweep() -> list[str]:
     return removed
 
 
-def mlmodel_delete(*, ml_model: MLModel) -> None:
+def mlmodel_delete(*, ml_model: MLModel, actor: Any = None) -> None:
     """Delete a model with its jobs and batches now, and their files once the deletion commits.
 
     Refused (ValueError) while it trains or classifies a batch: that work would write into
     folders this removes. Files are removed only after the commit, so a rolled-back delete keeps
-    a model whose artifact is still there (as dataset_delete does).
+    a model whose artifact is still there (as dataset_delete does). RoleRequired unless `actor`
+    may delete in the model's project (None: the system or an operator's shell).
     """
+    if actor is not None:
+        policy.require(user=actor, action=policy.Action.DELETE, obj=ml_model)
     if ml_model.training_jobs.filter(status__in=TrainingJob.ACTIVE_STATUSES).exists():
         raise ValueError("Cancel the running training before deleting this model.")
     if ml_model.batch_jobs.filter(status__in=BatchJob.ACTIVE_STATUSES).exists():
         raise ValueError("Wait for its batches to finish (or cancel them) before deleting it.")
+    remove_files = _model_files_remover(ml_model)
+    with transaction.atomic():
+        activity_record(project=ml_model.project_id, actor=actor, verb="model_deleted",
+                        summary=f"{actor.get_username() if actor is not None else 'The system'}"
+                                f" deleted the model “{ml_model.name}” ({ml_model.model_type})",
+                        model=ml_model.name, model_id=ml_model.pk)
+        ml_model.delete()
+        transaction.on_commit(remove_files)
 
+
+def _model_files_remover(ml_model: MLModel) -> Callable[[], None]:
+    """What removes the model's files, read now while its rows still say where they are."""
     job_ids = ml_model.training_jobs.values_list("pk", flat=True)
     folders = [paths.job_output_dir(pk) for pk in job_ids]
     studies = ([searches.search_study_name(job=job) for job in ml_model.training_jobs.all()]
@@ -118,7 +136,7 @@ def mlmodel_delete(*, ml_model: MLModel) -> None:
                                                         result_path=result_path)]
     checkpoints = [d for d in ml_model.training_jobs.values_list("synced_checkpoint_digest",
                                                                  flat=True) if d]
-    artifact_digest = ml_model.artifact_digest
+    artifact_digest, model_id = ml_model.artifact_digest, ml_model.pk
 
     def remove_files() -> None:
         for folder in folders:
@@ -132,7 +150,4 @@ def mlmodel_delete(*, ml_model: MLModel) -> None:
             searches.search_study_delete(name=study)
         logger.info("model %s deleted with its files", model_id)
 
-    model_id = ml_model.pk
-    with transaction.atomic():
-        ml_model.delete()
-        transaction.on_commit(remove_files)
+    return remove_files

@@ -13,21 +13,27 @@ from typing import Any
 from classification.jobs.lifecycle import training_job_create
 from classification.models import MLModel, TrainingJob
 from classification.selectors import mlmodel_manifest
+from projects import policy
 
 MIN_MEMBERS, MAX_MEMBERS = 2, 8
 
 
 def ensemble_create(*, owner: Any, member_ids: list[int], name: str = "") -> TrainingJob:
-    """A queued ensemble job for the owner's trained models; ValueError says what is wrong."""
+    """A queued ensemble job of trained models `owner` can see; ValueError says what is wrong.
+
+    `owner` is who asks: RoleRequired (from training_job_create) unless they may build
+    ensembles in the members' dataset's project, which the ensemble joins.
+    """
     ids = list(dict.fromkeys(int(i) for i in member_ids))
     if not MIN_MEMBERS <= len(ids) <= MAX_MEMBERS:
         raise ValueError(f"Choose between {MIN_MEMBERS} and {MAX_MEMBERS} different trained "
                          f"models to combine (got {len(ids)}).")
-    found = {m.pk: m for m in MLModel.objects.select_related("dataset").filter(
-        pk__in=ids, owner=owner)}
+    # A model outside the person's projects reads as one that does not exist.
+    found = {m.pk: m for m in policy.scope(MLModel.objects.select_related("dataset"),
+                                           user=owner).filter(pk__in=ids)}
     missing = [i for i in ids if i not in found]
     if missing:
-        raise ValueError(f"No model of yours has the id {missing[0]}.")
+        raise ValueError(f"No model you can see has the id {missing[0]}.")
     members = [found[i] for i in ids]
     untrained = [m.name for m in members if not m.is_trained]
     if untrained:
@@ -44,9 +50,12 @@ def ensemble_create(*, owner: Any, member_ids: list[int], name: str = "") -> Tra
     if lost:
         raise ValueError(f"The files of {lost[0]!r} are missing; retrain it before combining.")
     dataset = members[0].dataset
+    name = name or f"Ensemble of {', '.join(m.name for m in members)}"[:200]
     return training_job_create(
-        owner=owner, dataset=dataset, model_type="ensemble",
-        name=name or f"Ensemble of {', '.join(m.name for m in members)}"[:200],
+        owner=owner, dataset=dataset, model_type="ensemble", name=name,
+        verb="ensemble_created",
+        summary=f"{owner.get_username()} combined {len(members)} models into the ensemble "
+                f"“{name}”",
         config={}, internal={
             "member_paths": [m.artifact_path for m in members],
             # For the ensemble's page once a member is renamed or deleted; not settings.
@@ -74,7 +83,10 @@ def ensemble_member_rows(
     if manifest is None:
         manifest = mlmodel_manifest(ml_model=ml_model)
     rows = (manifest.get("metrics") or {}).get("members") or []
-    alive = {m.pk: m for m in MLModel.objects.filter(owner=ml_model.owner_id, pk__in=ids)}
+    # Its members were in its project when it was made (one dataset); one since moved out
+    # is not linked from here.
+    alive = {m.pk: m for m in MLModel.objects.filter(project_id=ml_model.project_id,
+                                                      pk__in=ids)}
     return [{**row, "model": alive.get(ids[i]) if i < len(ids) else None,
              "name": names[i] if i < len(names) else ""}
             for i, row in enumerate(rows)]

@@ -19,6 +19,8 @@ from classification import ml_models
 from classification.jobs import paths, processes, routing
 from classification.models import MLModel, TrainingJob
 from core import queueing
+from projects import policy
+from projects.services import activity_record
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +90,7 @@ def _enqueue_on_commit(job: TrainingJob) -> None:
 def training_job_create(
     *, owner: Any, dataset: Any, model_type: str, name: str, config: dict[str, Any] | None,
     staff: bool | None = None, internal: dict[str, Any] | None = None,
+    verb: str = "training_started", summary: str = "",
 ) -> TrainingJob:
     """Create the MLModel and its queued TrainingJob; the task is sent once this commits.
 
@@ -95,6 +98,11 @@ def training_job_create(
     enforced here too: TrainConfigError (a ValueError) names each bad field. `staff` says whether
     the caller may name a folder on the server; by default the owner's own flag. `internal`
     holds settings MedLitBot's own services set (an ensemble's members), never a person.
+
+    `owner` is who asks: recorded as the model's creator, and RoleRequired unless they may train
+    (ENSEMBLE for an ensemble) in the dataset's project, which the model joins. None is an
+    operator's shell, acting for the dataset's creator. `verb` and `summary` are the activity
+    line (search_started, ensemble_created and review_retrain come through here too).
     """
     config = ml_models.training_config_clean(
         config, staff=getattr(owner, "is_staff", False) if staff is None else staff,
@@ -113,6 +121,9 @@ def training_job_create(
     config = {**config, **(internal or {})}
     if dataset is None:
         raise ValueError("Choose a dataset to train on")
+    if owner is not None:
+        action = policy.Action.ENSEMBLE if model_type == "ensemble" else policy.Action.TRAIN
+        policy.require(user=owner, action=action, obj=dataset)
     if not dataset.is_trainable:
         raise ValueError(
             f"Dataset {dataset.name!r} has {len(dataset.label_names)} label(s); "
@@ -121,6 +132,7 @@ def training_job_create(
     with transaction.atomic():
         ml_model = MLModel(
             owner=owner or dataset.owner,
+            project_id=dataset.project_id,
             name=name or f"{model_type} on {dataset.name}",
             model_type=model_type,
             dataset=dataset,
@@ -140,8 +152,24 @@ def training_job_create(
             queue=route.queue,
             log_tail=route.note,
         )
+        if model_type == "search" and verb == "training_started":
+            verb = "search_started"  # the command line starts searches as `--type search`
+        activity_record(
+            project=ml_model.project_id, actor=owner, verb=verb, subject=ml_model,
+            summary=summary or f"{_who(owner)} started training “{ml_model.name}” "
+                               f"({model_type}) on dataset “{dataset.name}”",
+            model=ml_model.name, model_type=model_type, job=job.pk,
+        )
         _enqueue_on_commit(job)
     return job
+
+
+def _who(user: Any) -> str:
+    return user.get_username() if user is not None else "The system"
+
+
+def _job_name(job: TrainingJob) -> str:
+    return f"job {job.pk} of “{job.ml_model.name}”"
 
 
 def training_job_for_delivery(
@@ -263,25 +291,42 @@ def training_job_finish(*, job_id: int, target: str, reason: str, **fields: Any)
     return ok
 
 
-def training_job_cancel(*, job: TrainingJob) -> TrainingJob:
-    """Cancel: a queued job ends now; a running one stops at its next step (or is killed)."""
+def training_job_cancel(*, job: TrainingJob, actor: Any = None) -> TrainingJob:
+    """Cancel: a queued job ends now; a running one stops at its next step (or is killed).
+
+    `actor` (the user asking) is recorded in the job's history; a running job's cancelled row is
+    written by its worker when it stops, so that one is the system's. RoleRequired unless
+    `actor` may cancel in the model's project (None: the system or an operator's shell)."""
+    if actor is not None:
+        policy.require(user=actor, action=policy.Action.CANCEL, obj=job)
     now = timezone.now()
     with transaction.atomic():
         if TrainingJob.objects.transition(
             job.pk, source=S.QUEUED, target=S.CANCELLED, cancel_requested=True,
-            reason="Cancelled before a worker started it", finished_at=now,
+            reason="Cancelled before a worker started it", finished_at=now, actor=actor,
         ):
             untrained(job.ml_model_id).update(status=MLModel.Status.PENDING)
+            asked = True
         else:
-            TrainingJob.objects.filter(pk=job.pk, status=S.RUNNING).update(
+            asked = bool(TrainingJob.objects.filter(pk=job.pk, status=S.RUNNING).update(
                 cancel_requested=True, updated_at=now
-            )
+            ))
+        if asked:  # a job that had already ended was not cancelled by anyone
+            activity_record(project=job.ml_model.project_id, actor=actor, verb="job_cancelled",
+                            subject=job, summary=f"{_who(actor)} cancelled {_job_name(job)}",
+                            model=job.ml_model.name)
     job.refresh_from_db()
     return job
 
 
-def training_job_resume(*, job: TrainingJob) -> TrainingJob:
-    """failed | stalled | cancelled -> queued, attempt + 1, from the latest checkpoint if any."""
+def training_job_resume(*, job: TrainingJob, actor: Any = None) -> TrainingJob:
+    """failed | stalled | cancelled -> queued, attempt + 1, from the latest checkpoint if any.
+
+    The job's reason is cleared; the history (StatusChange) keeps the earlier ones, and records
+    `actor` (the user asking) as who resumed it. RoleRequired unless `actor` may resume in the
+    model's project (None: the system or an operator's shell)."""
+    if actor is not None:
+        policy.require(user=actor, action=policy.Action.RESUME, obj=job)
     checkpoint = paths.latest_checkpoint(paths.job_output_dir(job.pk))
     note = (
         f"Resume requested: continues from {os.path.basename(checkpoint)}"
@@ -296,6 +341,7 @@ def training_job_resume(*, job: TrainingJob) -> TrainingJob:
             job.pk,
             source=list(TrainingJob.RESUMABLE_STATUSES),
             target=S.QUEUED,
+            actor=actor,
             attempt=F("attempt") + 1,
             cancel_requested=False,
             reason="",
@@ -317,5 +363,8 @@ def training_job_resume(*, job: TrainingJob) -> TrainingJob:
             )
         untrained(job.ml_model_id).update(status=MLModel.Status.PENDING)
         job.refresh_from_db()
+        activity_record(project=job.ml_model.project_id, actor=actor, verb="job_resumed",
+                        subject=job, summary=f"{_who(actor)} resumed {_job_name(job)} "
+                        f"(attempt {job.attempt})", model=job.ml_model.name, attempt=job.attempt)
         _enqueue_on_commit(job)
     return job

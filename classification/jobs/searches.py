@@ -106,9 +106,13 @@ def search_create(
 
     chosen = search_candidates_clean(candidates)
     label = "Search" if len(chosen) > 1 else f"Tuned {chosen[0]}"
+    name = name or f"{label} on {getattr(dataset, 'name', 'dataset')}"[:200]
+    who = owner.get_username() if owner is not None else "The system"
+    # `owner` is who asks: training_job_create checks they may train in the dataset's project.
     return training_job_create(
-        owner=owner, dataset=dataset, model_type=SEARCH,
-        name=name or f"{label} on {getattr(dataset, 'name', 'dataset')}"[:200],
+        owner=owner, dataset=dataset, model_type=SEARCH, name=name, verb="search_started",
+        summary=f"{who} started the search “{name}” over {', '.join(chosen)} "
+                f"({time_budget_minutes} min budget)",
         config={"time_budget_minutes": time_budget_minutes, "search_candidates": chosen,
                 "search_ensemble": ensemble},
     )

@@ -1,8 +1,7 @@
 """Review reads: the queue (least certain first), one article's view, agreement, rounds.
 
-Every function takes a batch that the caller already fetched owner-scoped
-(classification.batches.selectors.batch_job_get), so nothing here can reach another person's
-articles.
+Every function takes a batch that the caller already fetched through the policy
+(review_batch_get), so nothing here can reach the articles of a project the person is not in.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from classification.models import BatchJob, MLModel
 from classification.review import uncertainty
 from classification.review.models import ReviewItem, ReviewRound
 from classification.selectors import mlmodel_manifest
+from projects import policy
 
 QUEUE_ORDER = ("-uncertainty", "row")
 FILTERS = ("todo", "reviewed", "all")
@@ -23,16 +23,16 @@ FILTERS = ("todo", "reviewed", "all")
 WAVERING = 0.6
 
 
-def review_batch_get(*, owner: Any, batch_id: Any) -> BatchJob | None:
-    """The owner's batch with its model (and the model's dataset) loaded whole.
+def review_batch_get(*, user: Any, batch_id: Any,
+                     action: str = policy.Action.REVIEW) -> BatchJob:
+    """The batch with its model (and the model's dataset) loaded whole, if the user may do
+    `action` on it: Http404 outside their projects, RoleRequired (403) below the role.
 
-    Scoped by the batch selectors; the batch lists there load only the model's name, and the
-    review reads its labels, thresholds and settings on every request.
+    The review reads the model's labels, thresholds and settings on every request.
     """
-    batch = batch_selectors.batch_job_get(owner=owner, batch_id=batch_id)
-    if batch is None:
-        return None
-    return BatchJob.objects.select_related("ml_model__dataset").get(pk=batch.pk)
+    return batch_selectors.batch_job_get(
+        user=user, batch_id=batch_id, action=action,
+        queryset=BatchJob.objects.select_related("ml_model__dataset"))
 
 
 def review_queue(*, batch: BatchJob, show: str = "all") -> QuerySet[ReviewItem]:

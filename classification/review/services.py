@@ -3,7 +3,10 @@ a dataset and start a retraining from it.
 
 The dataset goes through dataset_management's own import (dataset_create_from_upload), fed a
 JSON Lines file written here, so the Parquet rows, the report and the split are made the one way
-every dataset is made.
+every dataset is made. It joins the batch's project.
+
+Each write asks projects.policy (reviewing needs the reviewer role in the batch's project,
+retraining the maintainer's too) and records its line in the project's activity log.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from classification.review import selectors, uncertainty
 from classification.review.models import ReviewItem, ReviewRound
 from dataset_management.export import csv_safe_cell
 from dataset_management.models import Dataset
+from projects import policy
+from projects.services import activity_record
 
 logger = logging.getLogger(__name__)
 
@@ -120,9 +125,12 @@ def review_item_correct(*, item: ReviewItem, reviewer: Any, labels: list[str]) -
     """Record what the reviewer says the article's labels are (the model's own: a confirmation).
 
     Single-label models take exactly one label, multi-label models at least one: an article
-    without any label could not be trained on.
+    without any label could not be trained on. RoleRequired unless `reviewer` may review in the
+    batch's project. Each decision is one line of the activity log.
     """
-    ml_model = item.batch.ml_model
+    batch = item.batch
+    policy.require(user=reviewer, action=policy.Action.REVIEW, obj=batch)
+    ml_model = batch.ml_model
     known = list(ml_model.label_names or [])
     chosen = set(labels)
     unknown = sorted(chosen - set(known))
@@ -135,38 +143,62 @@ def review_item_correct(*, item: ReviewItem, reviewer: Any, labels: list[str]) -
     item.reviewed_labels = [name for name in known if name in chosen]
     item.reviewer = reviewer
     item.reviewed_at = timezone.now()
-    item.save(update_fields=["reviewed_labels", "reviewer", "reviewed_at"])
+    with transaction.atomic():
+        item.save(update_fields=["reviewed_labels", "reviewer", "reviewed_at"])
+        _decision_record(item=item, batch=batch, reviewer=reviewer)
     return item
+
+
+def _decision_record(*, item: ReviewItem, batch: BatchJob, reviewer: Any) -> None:
+    """One line per decision, naming the article's row (and its id and title, if it has them)."""
+    article = f"row {item.row}" + (f" ({item.article_id})" if item.article_id else "")
+    if item.title:
+        article += f" “{item.title[:80]}”"
+    labels = ", ".join(item.reviewed_labels)
+    what = (f"confirmed {labels} for {article}" if item.is_confirmed else
+            f"corrected {article} from {', '.join(item.predicted_labels) or 'no label'} "
+            f"to {labels}")
+    activity_record(
+        project=batch.project_id, actor=reviewer, verb="review_decision", subject=item,
+        summary=f"{reviewer.get_username()} {what} in “{batch.filename}”",
+        batch=batch.pk.hex, row=item.row, labels=list(item.reviewed_labels),
+        predicted=list(item.predicted_labels), confirmed=item.is_confirmed,
+    )
 
 
 # --- dataset and retraining -------------------------------------------------------------
 
 
-def review_dataset_create(*, batch: BatchJob, owner: Any,
+def review_dataset_create(*, batch: BatchJob, user: Any,
                           include_training_data: bool = True) -> ReviewRound:
-    """Make a labelled dataset of the reviewed articles; the round that records it.
+    """Make a labelled dataset of the reviewed articles, in the batch's project; the round that
+    records it.
 
     With `include_training_data`, the rows of the dataset the batch's model learned from come
     too, in their own splits (an article the reviewers labelled replaces a row with the same
     text), so the new model learns from the corrections on top of what it knew. The same
-    corrections twice give the same file, and so the dataset already made from them.
+    corrections twice give the same file, and so the dataset already made from them. Making it
+    is part of reviewing (RoleRequired below the reviewer role in the batch's project).
     """
+    policy.require(user=user, action=policy.Action.REVIEW, obj=batch)
     ml_model = batch.ml_model
     reviewed = list(selectors.review_queue(batch=batch, show="reviewed").order_by("row"))
     if not reviewed:
         raise ReviewError("Review at least one article first.")
     source = ml_model.dataset if include_training_data else None
-    if source is not None and (source.owner_id != owner.pk or not source.rows_path):
-        source = None
+    if source is not None and (not source.rows_path or not policy.can(
+            user=user, action=policy.Action.VIEW, obj=source)):
+        source = None  # rows the person may not read never reach a dataset they make
     with tempfile.TemporaryDirectory(prefix="medlitbot-review-") as tmp:
         path = Path(tmp) / f"reviewed-{batch.pk.hex[:8]}.jsonl"
         digest, training_rows = _write_jsonl(path, reviewed=reviewed, source=source)
-        dataset = Dataset.objects.filter(owner=owner, content_hash=digest).first()
+        dataset = Dataset.objects.filter(project_id=batch.project_id,
+                                         content_hash=digest).first()
         if dataset is None:
-            dataset = _dataset_import(path, batch=batch, owner=owner, ml_model=ml_model,
+            dataset = _dataset_import(path, batch=batch, user=user, ml_model=ml_model,
                                       reviewed=len(reviewed), source=source,
                                       training_rows=training_rows)
-    return ReviewRound.objects.create(batch=batch, created_by=owner, dataset=dataset,
+    return ReviewRound.objects.create(batch=batch, created_by=user, dataset=dataset,
                                       corrections=len(reviewed), training_rows=training_rows)
 
 
@@ -214,7 +246,7 @@ def _source_rows(source: Dataset | None) -> Iterator[dict[str, Any]]:
         yield from chunk.to_pylist()
 
 
-def _dataset_import(path: Path, *, batch: BatchJob, owner: Any, ml_model: MLModel,
+def _dataset_import(path: Path, *, batch: BatchJob, user: Any, ml_model: MLModel,
                     reviewed: int, source: Dataset | None, training_rows: int) -> Dataset:
     from dataset_management.readers import DatasetFileError
     from dataset_management.services import dataset_create_from_upload
@@ -230,7 +262,7 @@ def _dataset_import(path: Path, *, batch: BatchJob, owner: Any, ml_model: MLMode
     try:
         with path.open("rb") as handle:
             return dataset_create_from_upload(
-                owner=owner, uploaded_file=File(handle, name=path.name),
+                owner=user, project=batch.project_id, uploaded_file=File(handle, name=path.name),
                 name=f"{stem} reviewed ({reviewed})"[:200], description=description + ".",
                 mapping=mapping,
             )
@@ -238,22 +270,28 @@ def _dataset_import(path: Path, *, batch: BatchJob, owner: Any, ml_model: MLMode
         raise ReviewError(f"The corrections could not become a dataset: {exc}") from None
 
 
-def review_retrain_start(*, batch: BatchJob, owner: Any,
+def review_retrain_start(*, batch: BatchJob, user: Any,
                          include_training_data: bool = True) -> ReviewRound:
     """One click: the corrections become a dataset and a model like the batch's trains on it.
 
     Same model type and the same settings (MLModel.parameters) as the model that classified the
     batch. A broker outage raises core.queueing.QueueUnavailable after the job has been failed
-    with the reason, like any training start; the round keeps its dataset either way.
+    with the reason, like any training start; the round keeps its dataset either way. Training
+    needs the maintainer role in the batch's project: asked before the dataset is made, so a
+    refusal leaves nothing half done.
     """
+    policy.require(user=user, action=policy.Action.TRAIN, obj=batch)
     ml_model = batch.ml_model
-    round_ = review_dataset_create(batch=batch, owner=owner,
+    round_ = review_dataset_create(batch=batch, user=user,
                                    include_training_data=include_training_data)
     name = f"{ml_model.name} + {round_.corrections} reviewed"[:200]
     try:
         job = classification_services.training_job_create(
-            owner=owner, dataset=round_.dataset, model_type=ml_model.model_type, name=name,
-            config=dict(ml_model.parameters or {}),
+            owner=user, dataset=round_.dataset, model_type=ml_model.model_type, name=name,
+            config=dict(ml_model.parameters or {}), verb="review_retrain",
+            summary=f"{user.get_username()} retrained “{ml_model.name}” with "
+                    f"{round_.corrections} reviewed article(s) of “{batch.filename}” "
+                    f"as “{name}”",
         )
     except ValueError as exc:
         raise ReviewError(f"The retraining could not start: {exc}") from None

@@ -1,6 +1,7 @@
 """The review page of a finished batch: one article per screen or a dense list, corrections
 saved one by one (JSON for static/js/review.js, a redirect without it), and the one-click
-dataset + retraining. Only the batch's owner gets anything but a 404."""
+dataset + retraining. A batch outside the person's projects is a 404; reviewing needs the
+reviewer role in the batch's project (403 naming it), retraining the maintainer's."""
 
 from __future__ import annotations
 
@@ -17,15 +18,14 @@ from django.views.decorators.http import require_GET, require_POST
 from classification.models import BatchJob
 from classification.review import selectors, services
 from classification.review.models import ReviewItem
+from projects import policy
 
 LIST_PAGE = 50
 
 
-def owned_batch(request: HttpRequest, batch_id: str) -> BatchJob:
-    batch = selectors.review_batch_get(owner=request.user, batch_id=batch_id)
-    if batch is None:
-        raise Http404("No such batch.")
-    return batch
+def batch_get(request: HttpRequest, batch_id: str,
+              action: str = policy.Action.REVIEW) -> BatchJob:
+    return selectors.review_batch_get(user=request.user, batch_id=batch_id, action=action)
 
 
 def _page_url(batch: BatchJob, **query: Any) -> str:
@@ -37,7 +37,7 @@ def _page_url(batch: BatchJob, **query: Any) -> str:
 @login_required
 @require_GET
 def review_page(request: HttpRequest, batch_id: str) -> HttpResponse:
-    batch = owned_batch(request, batch_id)
+    batch = batch_get(request, batch_id)
     if batch.status != BatchJob.Status.COMPLETED:
         messages.info(request, "The review opens once the batch has completed.")
         return redirect("classification:batch_detail", batch_id=batch.pk.hex)
@@ -55,6 +55,7 @@ def review_page(request: HttpRequest, batch_id: str) -> HttpResponse:
         "suggestions": selectors.review_suggestions(batch=batch),
         "rounds": selectors.review_rounds(batch=batch),
         "one_url": _page_url(batch), "list_url": _page_url(batch, mode="list"),
+        "may": policy.actions_on(user=request.user, obj=batch),
     }
 
     def labels(item: ReviewItem) -> list[dict[str, Any]]:
@@ -89,7 +90,7 @@ def review_page(request: HttpRequest, batch_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def review_item_save(request: HttpRequest, batch_id: str, row: str) -> HttpResponse:
-    batch = owned_batch(request, batch_id)
+    batch = batch_get(request, batch_id)
     item = selectors.review_item_get(batch=batch, row=int(row))
     if item is None:
         raise Http404("No such article in this batch.")
@@ -130,7 +131,7 @@ def _round_from(request: HttpRequest, batch: Any, make: Any) -> Any:
     A broker outage raises QueueUnavailable from the retrain: the middleware answers 503.
     """
     try:
-        return make(batch=batch, owner=request.user,
+        return make(batch=batch, user=request.user,
                     include_training_data=request.POST.get("include_training_data") == "1")
     except services.ReviewError as exc:
         messages.error(request, str(exc))
@@ -140,7 +141,7 @@ def _round_from(request: HttpRequest, batch: Any, make: Any) -> Any:
 @login_required
 @require_POST
 def review_dataset(request: HttpRequest, batch_id: str) -> HttpResponse:
-    batch = owned_batch(request, batch_id)
+    batch = batch_get(request, batch_id)
     round_ = _round_from(request, batch, services.review_dataset_create)
     if round_ is None:
         return redirect(_page_url(batch))
@@ -152,7 +153,7 @@ def review_dataset(request: HttpRequest, batch_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def review_retrain(request: HttpRequest, batch_id: str) -> HttpResponse:
-    batch = owned_batch(request, batch_id)
+    batch = batch_get(request, batch_id, policy.Action.TRAIN)
     round_ = _round_from(request, batch, services.review_retrain_start)
     if round_ is None:
         return redirect(_page_url(batch))

@@ -1,6 +1,7 @@
 """Batch classification pages: upload a file, watch the job on the inference worker, cancel it,
-download the results as a safe CSV, RIS or JSON Lines. Every read is scoped to the owner:
-another user's batch is a 404."""
+download the results as a safe CSV, RIS or JSON Lines, delete it. Every read and action goes
+through projects.policy: a batch outside the person's projects is a 404, an action their role
+there may not do a 403 naming the role."""
 
 from __future__ import annotations
 
@@ -10,28 +11,30 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from classification.batches import exports, selectors, services
 from classification.forms import BatchForm
+from classification.history.selectors import status_changes_for
 from classification.models import BatchJob, MLModel
 from dataset_management.export import export_response
+from projects import policy
 
 
-def owned_batch(request: HttpRequest, batch_id: str) -> BatchJob:
-    batch = selectors.batch_job_get(owner=request.user, batch_id=batch_id)
-    if batch is None:
-        raise Http404("No such batch.")
-    return batch
+def batch_get(request: HttpRequest, batch_id: str, action: str = policy.Action.VIEW) -> BatchJob:
+    return selectors.batch_job_get(user=request.user, batch_id=batch_id, action=action)
 
 
 @login_required
 @require_POST
 def batch_create(request: HttpRequest) -> HttpResponse:
-    model = get_object_or_404(MLModel, pk=_int(request.POST.get("model")), owner=request.user,
-                              status=MLModel.Status.TRAINED)
+    # The service asks the policy too (every door does); here it also makes an unknown or
+    # unseen model a 404 rather than a message.
+    model = policy.object_get(MLModel.objects.filter(status=MLModel.Status.TRAINED),
+                              user=request.user, action=policy.Action.CLASSIFY,
+                              pk=_int(request.POST.get("model")))
     back = f"{reverse('classification:classify')}?model={model.pk}"
     form = BatchForm(request.POST, request.FILES)
     if not form.is_valid():
@@ -51,18 +54,22 @@ def batch_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def batch_detail(request: HttpRequest, batch_id: str) -> HttpResponse:
-    batch = owned_batch(request, batch_id)
+    batch = batch_get(request, batch_id)
     return render(request, "classification/batch_detail.html",
                   {"batch": batch_payload(batch), "batch_id": batch.pk.hex,
                    "active_statuses": BatchJob.ACTIVE_STATUSES,
-                   "label_prefix": settings.EXPORT_LABEL_PREFIX})
+                   "label_prefix": settings.EXPORT_LABEL_PREFIX,
+                   "status_history": status_changes_for(batch=batch),
+                   # The batch may be in a project other than the current one.
+                   "may": policy.actions_on(user=request.user, obj=batch)})
 
 
 @require_GET
 def batch_progress(request: HttpRequest, batch_id: str) -> JsonResponse:
     if not request.user.is_authenticated:
         return JsonResponse({"detail": "Log in first."}, status=401)
-    batch = selectors.batch_job_get(owner=request.user, batch_id=batch_id)
+    batch = selectors.batch_job_list(user=request.user).filter(
+        pk=selectors.batch_job_uuid(batch_id)).first()
     if batch is None:
         return JsonResponse({"detail": "Not found."}, status=404)
     return JsonResponse(batch_payload(batch))
@@ -71,9 +78,9 @@ def batch_progress(request: HttpRequest, batch_id: str) -> JsonResponse:
 @login_required
 @require_POST
 def batch_cancel(request: HttpRequest, batch_id: str) -> HttpResponse:
-    batch = owned_batch(request, batch_id)
+    batch = batch_get(request, batch_id, policy.Action.CANCEL)
     if batch.is_active:
-        batch = services.batch_job_cancel(batch=batch)
+        batch = services.batch_job_cancel(batch=batch, actor=request.user)
         messages.info(request, "Cancelled." if batch.status == BatchJob.Status.CANCELLED
                       else "Cancelling: it stops after the articles it is classifying now.")
     return redirect("classification:batch_detail", batch_id=batch.pk.hex)
@@ -98,7 +105,7 @@ def batch_payload(batch: BatchJob) -> dict[str, Any]:
 @login_required
 def batch_download(request: HttpRequest, batch_id: str) -> HttpResponseBase:
     """?format=csv (the default), ris or jsonl."""
-    batch = owned_batch(request, batch_id)
+    batch = batch_get(request, batch_id, policy.Action.DOWNLOAD)
     fmt = request.GET.get("format", "csv")
     if fmt not in exports.EXPORT_FORMATS:
         raise Http404("No such format.")
@@ -109,6 +116,19 @@ def batch_download(request: HttpRequest, batch_id: str) -> HttpResponseBase:
     if export is None:
         raise Http404("The results are not ready.")
     return export_response(export)
+
+
+@login_required
+@require_POST
+def batch_delete(request: HttpRequest, batch_id: str) -> HttpResponse:
+    batch = batch_get(request, batch_id, policy.Action.DELETE)
+    try:
+        services.batch_job_delete(batch=batch, actor=request.user)
+    except services.BatchError as exc:
+        messages.error(request, str(exc))
+        return redirect("classification:batch_detail", batch_id=batch.pk.hex)
+    messages.success(request, f"Deleted the batch “{batch.filename}” and its results.")
+    return redirect(f"{reverse('classification:classify')}?model={batch.ml_model_id}")
 
 
 def _int(value: str | None) -> int:

@@ -8,12 +8,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from classification import services
+from classification import selectors, services
 from classification.batches.selectors import batch_job_list
 from classification.forms import BatchForm, ClassifyForm
 from classification.jobs.explanations import ExplainBusy, mlmodel_explain
 from classification.models import MLModel
 from classification.views.batches import batch_payload
+from projects import policy
 
 # Highlight intensity: five steps of |weight| relative to the explanation's strongest word;
 # words under MIN_SHARE of it stay plain, or an explanation by gradients would colour them all.
@@ -27,16 +28,22 @@ METHOD_TEXT = {
 }
 
 
-def _trained_models(request: HttpRequest):
-    return MLModel.objects.filter(owner=request.user, status=MLModel.Status.TRAINED).only(
-        "id", "name", "model_type", "label_names", "is_multilabel", "artifact_path",
-        "artifact_digest", "status",
-    )
+def _trained_model_get(request: HttpRequest, raw: str, action: str) -> MLModel:
+    """A trained model in any of the person's projects: 404 outside them (or for no such
+    trained model), 403 when their role there may not do `action`."""
+    return policy.object_get(selectors.mlmodel_trained_list(user=request.user),
+                             user=request.user, action=action, pk=raw)
 
 
-def _chosen(models, raw: str | None) -> MLModel | None:
+def _chosen(request: HttpRequest, models: list[MLModel], raw: str) -> MLModel | None:
+    """The model asked for (a link from a model page may name one of another project: it is
+    added to the choice), else the current project's first."""
     by_id = {str(m.pk): m for m in models}
-    return by_id.get(raw or "") or (next(iter(by_id.values())) if by_id else None)
+    if raw and raw not in by_id:
+        model = _trained_model_get(request, raw, policy.Action.VIEW)
+        models.append(model)
+        return model
+    return by_id.get(raw) or (models[0] if models else None)
 
 
 def explanation_payload(text: str, result: dict[str, Any]) -> dict[str, Any]:
@@ -83,13 +90,20 @@ def _explain(model: MLModel, text: str, label: str) -> tuple[dict | None, str | 
 
 @login_required
 def classify(request: HttpRequest) -> HttpResponse:
-    models = list(_trained_models(request))
-    model = _chosen(models, request.POST.get("model") or request.GET.get("model"))
+    """The current project's trained models; classifying needs the reviewer role in the chosen
+    model's project (the button is drawn only then, and a forged POST is refused 403)."""
+    models = list(selectors.mlmodel_trained_list(user=request.user, project=request.project))
+    model = _chosen(request, models, request.POST.get("model") or request.GET.get("model") or "")
+    may = policy.actions_on(user=request.user, obj=model) if model is not None else None
     form = ClassifyForm(request.POST or None)
     result = None
     error = None
     explanation = None
     explain_error = None
+    if request.method == "POST" and model is not None:
+        policy.require(user=request.user, action=policy.Action.CLASSIFY, obj=model)
+        if request.POST.get("explain"):
+            policy.require(user=request.user, action=policy.Action.EXPLAIN, obj=model)
     if request.method == "POST" and form.is_valid() and model is not None:
         try:
             prediction = services.mlmodel_predict(ml_model=model, texts=[form.text()])[0]
@@ -110,6 +124,7 @@ def classify(request: HttpRequest) -> HttpResponse:
                 explanation, explain_error, _ = _explain(model, form.text(),
                                                          request.POST["explain"])
     return render(request, "classification/classify.html", {
+        **({"may": may} if may is not None else {}),  # the chosen model's project decides
         "models": models,
         "model": model,
         "form": form,
@@ -118,7 +133,8 @@ def classify(request: HttpRequest) -> HttpResponse:
         "explanation": explanation,
         "explain_error": explain_error,
         "batch_form": BatchForm(),
-        "batches": [batch_payload(b) for b in batch_job_list(owner=request.user)[:10]],
+        "batches": [batch_payload(b) for b in
+                    batch_job_list(user=request.user, project=request.project)[:10]],
     })
 
 
@@ -127,9 +143,9 @@ def classify(request: HttpRequest) -> HttpResponse:
 def classify_explain(request: HttpRequest) -> HttpResponse:
     """The explanation card for one label of the Classify form's text (HTML, for explain.js)."""
     raw = request.POST.get("model", "")
-    model = _trained_models(request).filter(pk=int(raw)).first() if raw.isdigit() else None
-    if model is None:
-        raise Http404("No such trained model of yours.")
+    if not raw.isdigit():
+        raise Http404("No such trained model.")
+    model = _trained_model_get(request, raw, policy.Action.EXPLAIN)
     form = ClassifyForm(request.POST)
     if not form.is_valid():
         explanation, error, code = None, " ".join(form.non_field_errors()) or "Invalid text.", 400

@@ -1,7 +1,8 @@
 """Evaluate on another file: upload, see the columns used (and change them), see the scores.
 
-The upload is staged like a dataset upload (dataset_management.staging: private to its owner,
-purged after a day), so changing a column re-reads the same file without a second upload.
+The upload is staged like a dataset upload (dataset_management.staging: private to whoever
+uploaded it, purged after a day), so changing a column re-reads the same file without a second
+upload.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ from django.views.decorators.http import require_POST
 from classification import services
 from classification.forms import FileUploadForm
 from classification.models import MLModel
-from classification.views.models import owned_model
+from classification.views.models import model_get
 from classification.views.presenters import metric_rows
 from core.diskspace import DiskFull
 from dataset_management.mapping import MAPPING_FIELDS
 from dataset_management.readers import DatasetFileError
 from dataset_management.staging import upload_discard, upload_open, upload_stage
+from projects import policy
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +38,10 @@ EVALUATE_ERRORS = (DatasetFileError, ValueError)
 @require_POST
 def model_evaluate(request: HttpRequest, pk: int) -> HttpResponse:
     """A file upload stages it; a token with column choices re-reads the staged file. Either
-    way the page shows the columns used, and the scores once a label column is known."""
-    model = owned_model(request, pk)
+    way the page shows the columns used, and the scores once a label column is known.
+
+    Running the model on a file is classifying: the reviewer role in the model's project."""
+    model = model_get(request, pk, policy.Action.CLASSIFY)
     if not model.is_trained:
         messages.error(request, "Train the model before evaluating it.")
         return redirect("classification:model_detail", pk=model.pk)

@@ -3,11 +3,12 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from classification import services
+from classification.history.selectors import status_changes_for
 from classification.models import TrainingJob
 from classification.selectors import training_job_queue_positions
 from classification.views.presenters import (
@@ -18,6 +19,7 @@ from classification.views.presenters import (
     job_reason_plain,
     job_settings,
 )
+from projects import policy
 
 # The poll endpoint reads only these columns: metrics_history and log_tail are the only large
 # ones and the page needs both, but the ML model row is never loaded (one indexed join on pk).
@@ -29,16 +31,17 @@ PROGRESS_FIELDS = (
 )
 
 
-def owned_job(request: HttpRequest, pk: int) -> TrainingJob:
-    return get_object_or_404(
+def job_get(request: HttpRequest, pk: int, action: str = policy.Action.VIEW) -> TrainingJob:
+    """The job in any of the person's projects: 404 outside them, 403 below `action`'s role."""
+    return policy.object_get(
         TrainingJob.objects.select_related("ml_model", "ml_model__dataset"),
-        pk=pk, ml_model__owner=request.user,
+        user=request.user, action=action, pk=pk,
     )
 
 
 @login_required
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    job = owned_job(request, pk)
+    job = job_get(request, pk)
     waiting = job.status == job.Status.QUEUED
     positions = training_job_queue_positions(queue=job.queue) if waiting else {}
     return render(request, "classification/job_detail.html", {
@@ -52,6 +55,9 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "settings_rows": job_settings(model_type=job.ml_model.model_type, config=job.config),
         "durations": job_durations(job),
         "is_search": job.ml_model.model_type == "search",
+        "status_history": status_changes_for(job=job),
+        # The job may be in a project other than the current one: its own role decides.
+        "may": policy.actions_on(user=request.user, obj=job),
     })
 
 
@@ -67,7 +73,7 @@ def job_progress(request: HttpRequest, pk: int) -> JsonResponse:
         fields += ["log_tail", "device_plan", "leaderboard"]
     # order_by(): a pk lookup needs no ORDER BY, and compiling one costs more than running it.
     row = next(iter(
-        TrainingJob.objects.filter(pk=pk, ml_model__owner_id=request.user.pk)
+        policy.scope(TrainingJob.objects.filter(pk=pk), user=request.user)
         .order_by().values(*fields)[:1]
     ), None)
     if row is None:
@@ -126,11 +132,11 @@ def _int(value: str | None) -> int:
 @login_required
 @require_POST
 def job_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    job = owned_job(request, pk)
+    job = job_get(request, pk, policy.Action.CANCEL)
     if not job.is_active:
         messages.warning(request, "This job is not running, so there is nothing to cancel.")
     else:
-        services.training_job_cancel(job=job)
+        services.training_job_cancel(job=job, actor=request.user)
         messages.info(request, "Cancellation requested. The job stops at the next safe point.")
     return redirect("classification:job_detail", pk=job.pk)
 
@@ -138,12 +144,12 @@ def job_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def job_resume(request: HttpRequest, pk: int) -> HttpResponse:
-    job = owned_job(request, pk)
+    job = job_get(request, pk, policy.Action.RESUME)
     if not job.is_resumable:
         messages.warning(request, "Only failed, stalled or cancelled jobs can be resumed.")
         return redirect("classification:job_detail", pk=job.pk)
     try:
-        services.training_job_resume(job=job)
+        services.training_job_resume(job=job, actor=request.user)
     except ValueError as exc:
         messages.error(request, str(exc))
         return redirect("classification:job_detail", pk=job.pk)

@@ -5,7 +5,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST
@@ -20,23 +20,30 @@ from classification.quality import quality_warnings
 from classification.views.presenters import job_settings, metric_rows
 from core.paging import page_of
 from core.zipstream import zip_directory_stream
-from dataset_management.models import Dataset
+from projects import policy
 
 
-def owned_model(request: HttpRequest, pk: int) -> MLModel:
-    return get_object_or_404(MLModel.objects.select_related("dataset"), pk=pk, owner=request.user)
+def model_get(request: HttpRequest, pk: int, action: str = policy.Action.VIEW) -> MLModel:
+    """The model in any of the person's projects: 404 outside them, 403 below `action`'s role."""
+    return policy.object_get(MLModel.objects.select_related("dataset"), user=request.user,
+                             action=action, pk=pk)
 
 
 @login_required
 def model_list(request: HttpRequest) -> HttpResponse:
-    page = page_of(selectors.mlmodel_list_rows(owner=request.user), request.GET.get("page"))
+    rows = selectors.mlmodel_list_rows(user=request.user, project=request.project)
+    page = page_of(rows, request.GET.get("page"))
     return render(request, "classification/model_list.html",
                   {"models": page.object_list, "page": page})
 
 
 @login_required
 def model_new(request: HttpRequest) -> HttpResponse:
-    form = TrainingJobCreateForm(request.POST or None, owner=request.user,
+    # Training happens in the current project: a role that may not train there is refused
+    # (403 naming the role), whether the page was offered or the POST forged.
+    policy.require(user=request.user, action=policy.Action.TRAIN, project=request.project)
+    form = TrainingJobCreateForm(request.POST or None, user=request.user,
+                                 project=request.project,
                                  initial={"dataset": request.GET.get("dataset")})
     if request.method == "POST" and form.is_valid():
         try:
@@ -52,7 +59,7 @@ def model_new(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, "Training queued. This page updates as it runs.")
             return redirect("classification:job_detail", pk=job.pk)
-    datasets = Dataset.objects.filter(owner=request.user).only(
+    datasets = form.fields["dataset"].queryset.only(
         "id", "name", "row_count", "split_sizes", "label_names"
     )
     types = [{**spec.as_dict(), "availability": availability(key)}
@@ -74,9 +81,10 @@ def model_new(request: HttpRequest) -> HttpResponse:
 @login_required
 def search_new(request: HttpRequest) -> HttpResponse:
     """Find the best model: one job that tries and tunes candidates within a time budget."""
+    policy.require(user=request.user, action=policy.Action.TRAIN, project=request.project)
     available = search_candidates_available()
-    form = SearchForm(request.POST or None, owner=request.user, available=available,
-                      initial={"dataset": request.GET.get("dataset")})
+    form = SearchForm(request.POST or None, user=request.user, project=request.project,
+                      available=available, initial={"dataset": request.GET.get("dataset")})
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -144,7 +152,7 @@ def _heat(*, title: str, labels: list[str], matrix: list[list[int]]) -> dict[str
 
 @login_required
 def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    model = owned_model(request, pk)
+    model = model_get(request, pk)
     metrics = model.metrics or {}
     manifest = selectors.mlmodel_manifest(ml_model=model) if model.is_trained else {}
     thresholds = metrics.get("thresholds") or manifest.get("thresholds") or []
@@ -176,12 +184,14 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "labels": label_names,
             "f1": [per_label.get(n, {}).get("f1", 0) for n in label_names],
         },
+        # The model may be in a project other than the current one: its own role decides.
+        "may": policy.actions_on(user=request.user, obj=model),
     })
 
 
 @login_required
 def model_download(request: HttpRequest, pk: int) -> StreamingHttpResponse:
-    model = owned_model(request, pk)
+    model = model_get(request, pk, policy.Action.DOWNLOAD)
     folder = selectors.mlmodel_artifact_dir(ml_model=model) if model.is_trained else None
     if folder is None:
         raise Http404("This model has no trained artifact to download.")
@@ -195,10 +205,13 @@ def model_download(request: HttpRequest, pk: int) -> StreamingHttpResponse:
 @login_required
 def model_compare(request: HttpRequest) -> HttpResponse:
     ids = [int(i) for i in request.GET.getlist("ids") if i.isdigit()][:8]
-    models = list(MLModel.objects.filter(owner=request.user, pk__in=ids).select_related("dataset"))
+    # The models asked for may be in any of the person's projects; the choices are the
+    # current project's.
+    models = list(selectors.mlmodel_list(user=request.user).filter(pk__in=ids)
+                  .select_related("dataset"))
     if ids and len(models) != len(set(ids)):
         raise Http404("One of those models does not exist.")
-    choices = MLModel.objects.filter(owner=request.user, status=MLModel.Status.TRAINED).only(
+    choices = selectors.mlmodel_trained_list(user=request.user, project=request.project).only(
         "id", "name", "model_type"
     )
     keys = [("micro_f1", "Micro-F1"), ("macro_f1", "Macro-F1"), ("weighted_f1", "Weighted F1"),
@@ -227,11 +240,14 @@ def model_compare(request: HttpRequest) -> HttpResponse:
             for m in models
         ],
     }
+    combinable = [m for m in models if m.is_trained and m.model_type != "ensemble"]
+    extra = {"may": policy.actions_on(user=request.user, obj=combinable[0])} if combinable else {}
     return render(request, "classification/model_compare.html", {
+        **extra,  # the members' project decides whether they may be combined
         "models": models, "rows": rows, "chart": chart, "choices": choices, "selected": ids,
         # Test splits differ between datasets, so such scores are not like for like.
         "mixed_datasets": len({m.dataset_id for m in models}) > 1,
-        "combinable": [m for m in models if m.is_trained and m.model_type != "ensemble"],
+        "combinable": combinable,
     })
 
 
@@ -263,10 +279,10 @@ def _compare_row(label: str, values: list[Any], *, lower_is_better: bool,
 @login_required
 @require_POST
 def model_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    model = owned_model(request, pk)
+    model = model_get(request, pk, policy.Action.DELETE)
     name = model.name
     try:
-        services.mlmodel_delete(ml_model=model)
+        services.mlmodel_delete(ml_model=model, actor=request.user)
     except ValueError as exc:  # still training or classifying: its folders are in use
         messages.error(request, str(exc))
         return redirect("classification:model_detail", pk=model.pk)

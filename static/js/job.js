@@ -119,10 +119,13 @@
     var reasonText = pick(d, "reason_plain", "reasonPlain") || "";
     var reason = document.getElementById("job-reason");
     reason.hidden = !reasonText; reason.textContent = reasonText;
-    document.getElementById("cancel-form").hidden = !active;
+    // Either form is absent for a role that may not use it (the page draws only what it may).
+    var cancelForm = document.getElementById("cancel-form");
+    if (cancelForm) cancelForm.hidden = !active;
     // A flash such as "Training queued" is stale once the job has ended; the badge says the rest.
     if (!active) document.querySelectorAll("main > .alert").forEach(function (el) { el.remove(); });
-    document.getElementById("resume-form").hidden = !d.is_resumable;
+    var resumeForm = document.getElementById("resume-form");
+    if (resumeForm) resumeForm.hidden = !d.is_resumable;
     var logTail = pick(d, "log_tail", "logTail");
     if (logTail !== undefined) {
       var log = document.getElementById("job-log");

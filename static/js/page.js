@@ -17,4 +17,17 @@
     var form = event.target.closest ? event.target.closest("form[data-confirm]") : null;
     if (form && !window.confirm(form.getAttribute("data-confirm"))) event.preventDefault();
   });
+  // Drop-down menus (<details data-menu>, e.g. the project switcher) close on a click elsewhere
+  // or on Escape, as menus do.
+  function closeMenus(except) {
+    document.querySelectorAll("details[data-menu][open]").forEach(function (menu) {
+      if (menu !== except) menu.removeAttribute("open");
+    });
+  }
+  document.addEventListener("click", function (event) {
+    closeMenus(event.target.closest ? event.target.closest("details[data-menu]") : null);
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape") closeMenus(null);
+  });
 })();

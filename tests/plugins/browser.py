@@ -98,16 +98,16 @@ def bob_client(other_user: Any) -> Client:
 
 @pytest.fixture
 def api_token(user: Any) -> str:
-    from rest_framework.authtoken.models import Token
+    from api.tokens import token_create
 
-    return Token.objects.create(user=user).key
+    return token_create(user=user, name="test token")[1]
 
 
 @pytest.fixture
 def other_api_token(other_user: Any) -> str:
-    from rest_framework.authtoken.models import Token
+    from api.tokens import token_create
 
-    return Token.objects.create(user=other_user).key
+    return token_create(user=other_user, name="test token")[1]
 
 
 @pytest.fixture(scope="session")

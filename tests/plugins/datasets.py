@@ -36,7 +36,10 @@ def media_root(settings: Any, tmp_path: Path) -> Path:
 
 @pytest.fixture
 def import_file(user: AbstractUser, media_root: Path) -> Callable[..., Dataset]:
-    """import_file(path, filename=None, owner=user, **service kwargs) -> Dataset."""
+    """import_file(path, filename=None, owner=user, **service kwargs) -> Dataset.
+
+    Without project= the dataset joins its owner's personal project, as the service does.
+    """
 
     def run(path: Path, *, filename: str | None = None, **kwargs: Any) -> Dataset:
         kwargs.setdefault("owner", user)

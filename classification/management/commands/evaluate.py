@@ -1,6 +1,8 @@
 """manage.py evaluate MODEL_ID FILE [--json OUT] [column options]: metrics of a trained model on
 a labelled file, its columns mapped as import maps them (the model's own training mapping when
-the file has those columns, else detection; the options override both)."""
+the file has those columns, else detection; the options override both). --project refuses a
+model of another project; --owner evaluates as that person, who needs the reviewer role in the
+model's project (evaluating runs the model, as classifying does)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,15 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from classification import selectors, services
+from classification.management.commands._scope import (
+    project_check,
+    role_check,
+    scope_arguments,
+    user_named,
+)
 from dataset_management.readers import DatasetFileError
 from dataset_management.readers.errors import names_listed
+from projects import policy
 
 SUMMARY_KEYS = ("micro_f1", "macro_f1", "subset_accuracy", "accuracy", "n")
 COLUMN_OPTIONS = ("title_column", "abstract_column", "text_column", "label_column",
@@ -31,11 +40,15 @@ class Command(BaseCommand):
         text.add_argument("--text-column", help="one free-text column instead of an abstract")
         parser.add_argument("--label-column")
         parser.add_argument("--label-separator", help="'none' for one label per cell")
+        scope_arguments(parser, owner_help="run as this user, who must be a reviewer (or "
+                                           "above) of the model's project")
 
     def handle(self, *args, model_id: int, file: str, json_out: str | None, **options) -> None:
         model = selectors.mlmodel_get(model_id=model_id)
         if model is None:
             raise CommandError(f"No model {model_id}")
+        project_check(obj=model, project_id=options["project"], what=f"Model {model_id}")
+        role_check(user=user_named(options["owner"]), action=policy.Action.CLASSIFY, obj=model)
         if not Path(file).is_file():
             raise CommandError(f"No file {file}")
         overrides = {key: options[key] for key in COLUMN_OPTIONS if options.get(key)}

@@ -2,6 +2,8 @@
 
 OUT's extension names the format: .csv (formula-safe), .ris (every record of FILE with every
 field, the predicted labels as keywords) or .jsonl (identifiers, fields, record, prediction).
+--project refuses a model of another project; --owner classifies as that person, who needs the
+reviewer role in the model's project.
 """
 
 from __future__ import annotations
@@ -13,8 +15,15 @@ from django.core.management.base import BaseCommand, CommandError
 
 from classification import selectors, services
 from classification.batches.exports import mlmodel_predict_items, predictions_write
+from classification.management.commands._scope import (
+    project_check,
+    role_check,
+    scope_arguments,
+    user_named,
+)
 from dataset_management.export import EXPORT_FORMATS
 from dataset_management.readers import DatasetFileError
+from projects import policy
 
 
 class Command(BaseCommand):
@@ -26,12 +35,16 @@ class Command(BaseCommand):
         parser.add_argument("file", nargs="?")
         parser.add_argument("--out", help="file to write (with FILE): .csv, .ris or .jsonl")
         parser.add_argument("--text", help="classify this one text")
+        scope_arguments(parser, owner_help="run as this user, who must be a reviewer (or "
+                                           "above) of the model's project")
 
     def handle(self, *args, model_id: int, file: str | None, out: str | None,
                text: str | None, **options) -> None:
         model = selectors.mlmodel_get(model_id=model_id)
         if model is None:
             raise CommandError(f"No model {model_id}")
+        project_check(obj=model, project_id=options["project"], what=f"Model {model_id}")
+        role_check(user=user_named(options["owner"]), action=policy.Action.CLASSIFY, obj=model)
         if bool(text) == bool(file):
             raise CommandError("Give either FILE --out OUT.csv|.ris|.jsonl or --text '...'")
         if text:

@@ -1,4 +1,10 @@
-"""manage.py train_model --dataset ID --type minilm [...] [--wait]: queue (and follow) training."""
+"""manage.py train_model --dataset ID --type minilm [...] [--project ID] [--owner USERNAME]
+[--wait]: queue (and follow) training.
+
+The model joins the dataset's project. --project refuses a dataset of another project; --owner
+trains as that person, who must be allowed to train there (the maintainer role), as on the page
+and the API. Without --owner the operator trains, and the model is recorded as made by the
+dataset's creator."""
 
 from __future__ import annotations
 
@@ -10,9 +16,16 @@ from django.core.management.base import BaseCommand, CommandError
 
 from classification import ml_models, services
 from classification.engine.schema import DEPLOYMENT, Setting
+from classification.management.commands._scope import (
+    project_check,
+    role_check,
+    scope_arguments,
+    user_named,
+)
 from classification.models import TrainingJob
 from core.queueing import QueueUnavailable
 from dataset_management.models import Dataset
+from projects import policy
 
 BAR = 30
 # The short seed-era spellings that stay accepted on the command line.
@@ -52,6 +65,8 @@ class Command(BaseCommand):
             parser.add_argument("--" + spec.name.replace("_", "-"), dest=spec.name, nargs="?",
                                 const=True, default=None, help=argparse.SUPPRESS)
         parser.add_argument("--name")
+        scope_arguments(parser, owner_help="train as this user, who must be a maintainer (or "
+                                           "owner) of the dataset's project")
         parser.add_argument("--wait", action="store_true", help="follow the job until it ends")
         parser.add_argument("--timeout", type=float, default=None, help="give up waiting after N s")
 
@@ -59,12 +74,15 @@ class Command(BaseCommand):
         dataset = Dataset.objects.filter(pk=o["dataset"]).first()
         if dataset is None:
             raise CommandError(f"No dataset {o['dataset']}")
+        project_check(obj=dataset, project_id=o["project"], what=f"Dataset {dataset.pk}")
+        owner = user_named(o["owner"])
+        role_check(user=owner, action=policy.Action.TRAIN, obj=dataset)
         config = {spec.name: o[spec.name]
                   for spec in [*ml_models.user_settings(), *self.deployment_settings()]
                   if o.get(spec.name) is not None}
         try:
             job = services.training_job_create(
-                owner=dataset.owner, dataset=dataset, model_type=o["model_type"],
+                owner=owner, dataset=dataset, model_type=o["model_type"],
                 name=o["name"] or "", config=config, staff=True,  # the operator's own shell
             )
         except ml_models.TrainConfigError as exc:

@@ -23,6 +23,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, username: str, password: str, **options: Any) -> None:
         from dataset_management.services import dataset_create_from_upload
+        from projects.services import project_personal
 
         user_model = get_user_model()
         # The demo account is an ordinary user: it must not open the admin. An administrator
@@ -36,16 +37,19 @@ class Command(BaseCommand):
         if created:
             user.set_password(password)
             user.save(update_fields=["password"])
+        # "Made by the demo user", wherever it is now: a demo dataset the user moved to another
+        # project is not imported again. (An idempotence check, not an access decision.)
         if not Dataset.objects.filter(owner=user, name=DEMO_DATASET_NAME).exists():
             with DEMO_FILE.open("rb") as handle:
                 dataset = dataset_create_from_upload(
-                    owner=user,
+                    owner=user, project=project_personal(user=user), verb="dataset_imported",
                     uploaded_file=File(handle, name=DEMO_FILE.name),
                     name=DEMO_DATASET_NAME,
                     description="2,855 biomedical abstracts labelled with one or more of four "
                     "domains. See demo_data/SOURCE.md.",
                 )
-            self.stdout.write(f"imported the demo dataset ({dataset.row_count} rows)")
+            self.stdout.write(f"imported the demo dataset ({dataset.row_count} rows) into "
+                              f"“{dataset.project.name}”")
         state = "created" if created else "exists"
         self.stdout.write(
             self.style.SUCCESS(f"demo user {state}: username={username} password={password}")

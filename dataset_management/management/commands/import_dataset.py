@@ -1,9 +1,15 @@
-"""python manage.py import_dataset PATH --name NAME [...]: the upload form, from a shell."""
+"""python manage.py import_dataset PATH --name NAME [...]: the upload form, from a shell.
+
+The dataset goes to --project, else to its owner's personal project. With neither --owner nor
+--project it falls back, as it always has, to the install's only superuser, else the 'demo'
+user; where neither exists it refuses, because a dataset nobody can see helps nobody.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.files import File
@@ -14,6 +20,9 @@ from dataset_management.mapping import label_missing_warning
 from dataset_management.readers import FORMATS_SENTENCE, DatasetFileError
 from dataset_management.services import dataset_create_from_upload
 from dataset_management.validation import report_lines
+from projects import policy
+from projects.models import Project
+from projects.services import project_personal
 
 
 class Command(BaseCommand):
@@ -23,7 +32,10 @@ class Command(BaseCommand):
         parser.add_argument("path")
         parser.add_argument("--name", required=True)
         parser.add_argument("--description", default="")
-        parser.add_argument("--owner", help="username (default: first superuser, else 'demo')")
+        parser.add_argument("--owner", help="username: who made it, and without --project whose "
+                            "personal project it joins (default: the only superuser, else 'demo')")
+        parser.add_argument("--project", type=int, metavar="ID",
+                            help="project id; the owner, if given, must be a maintainer there")
         parser.add_argument("--title-column")
         text = parser.add_mutually_exclusive_group()
         text.add_argument("--abstract-column")
@@ -50,13 +62,13 @@ class Command(BaseCommand):
             "label_separator",
         )}
         mapping |= {"label_map": label_map, "unlabelled": options["unlabelled"]}
-        owner = _owner(options["owner"])
+        owner, project = _destination(username=options["owner"], project_id=options["project"])
         try:
             with path.open("rb") as f:
                 dataset = dataset_create_from_upload(
-                    owner=owner, uploaded_file=File(f, name=path.name), name=options["name"],
-                    description=options["description"], mapping=mapping, split_ratios=ratios,
-                    seed=options["seed"],
+                    owner=owner, project=project, uploaded_file=File(f, name=path.name),
+                    name=options["name"], description=options["description"], mapping=mapping,
+                    split_ratios=ratios, seed=options["seed"], verb="dataset_imported",
                 )
         except (DatasetFileError, DiskFull) as exc:
             raise CommandError(exc.message) from None
@@ -70,12 +82,42 @@ class Command(BaseCommand):
         self.stdout.write(f"dataset_id={dataset.pk}")
 
 
-def _owner(username: str | None):
+def _destination(*, username: str | None, project_id: int | None) -> tuple[Any, Project]:
+    """(owner or None, project): where the dataset goes, or a CommandError saying why not."""
+    owner = _user(username) if username else None
+    if project_id is None:
+        owner = owner or _default_owner()
+        return owner, project_personal(user=owner)
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        raise CommandError(f"No project with id {project_id}.")
+    if owner is not None and not policy.can(user=owner, action=policy.Action.UPLOAD,
+                                            project=project):
+        role = policy.role_of(user=owner, project=project)
+        raise CommandError(
+            f"'{owner.get_username()}' may not import into project {project.pk} "
+            f"(“{project.name}”): that needs the maintainer role, and they are "
+            f"{f'a {role}' if role else 'not a member'}."
+        )
+    return owner, project
+
+
+def _user(username: str) -> Any:
     users = get_user_model().objects
-    if username:
-        try:
-            return users.get(username=username)
-        except users.model.DoesNotExist:
-            raise CommandError(f"No user named '{username}'.") from None
-    return (users.filter(is_superuser=True).order_by("pk").first()
-            or users.filter(username="demo").first())
+    try:
+        return users.get(username=username)
+    except users.model.DoesNotExist:
+        raise CommandError(f"No user named '{username}'.") from None
+
+
+def _default_owner() -> Any:
+    users = get_user_model().objects
+    superusers = list(users.filter(is_superuser=True).order_by("pk")[:2])
+    if len(superusers) > 1:  # whose project it joins decides who sees it: never guess
+        raise CommandError("There are several superusers: name the dataset's owner with "
+                           "--owner USERNAME or its project with --project ID.")
+    found = superusers[0] if superusers else users.filter(username="demo").first()
+    if found is None:
+        raise CommandError("No owner or project for the dataset: give --owner USERNAME or "
+                           "--project ID (there is no superuser or 'demo' user to default to).")
+    return found
