@@ -24,7 +24,7 @@ ENSEMBLE_EXAMPLES = [
     OpenApiExample(
         "Two models", request_only=True,
         value={"member_ids": [1, 2], "name": "TF-IDF and MiniLM"},
-        description="Ids of two of your trained models of one dataset.",
+        description="Ids of two trained models of one dataset in your projects.",
     ),
 ]
 
@@ -33,8 +33,9 @@ class EnsembleCreateSerializer(serializers.Serializer):
     member_ids = serializers.ListField(
         child=serializers.IntegerField(min_value=1), min_length=MIN_MEMBERS,
         max_length=MAX_MEMBERS,
-        help_text=f"{MIN_MEMBERS} to {MAX_MEMBERS} ids of your trained models of one dataset "
-        "(not ensembles).",
+        help_text=f"{MIN_MEMBERS} to {MAX_MEMBERS} ids of trained models (not ensembles) of "
+        "one dataset in a project where you are a maintainer or owner; the ensemble joins that "
+        "project.",
     )
     name = serializers.CharField(max_length=200, required=False, allow_blank=True,
                                  help_text='Defaults to "Ensemble of <member names>".')

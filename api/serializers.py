@@ -212,7 +212,9 @@ def _settings_help() -> str:
 
 
 class TrainingStartSerializer(serializers.Serializer):
-    dataset = serializers.IntegerField(help_text="id of one of your datasets")
+    dataset = serializers.IntegerField(
+        help_text="id of a dataset in one of your projects, where you are a maintainer or "
+        "owner; the model and its job join that project.")
     model_type = serializers.ChoiceField(choices=sorted(REGISTRY))
     name = serializers.CharField(max_length=200, required=False, allow_blank=True,
                                  help_text='Defaults to "<dataset name> · <model type>".')

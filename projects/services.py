@@ -14,7 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from . import policy
-from .models import Activity, Invitation, Membership, Project, Role
+from .models import ROLE_RANK, Activity, Invitation, Membership, Project, Role
 
 
 class ProjectError(ValueError):
@@ -156,8 +156,12 @@ def member_set(*, actor: Any, project: Project, member: Any, role: str) -> Membe
             membership.role = role
             membership.save(update_fields=["role"])
         who = actor.get_username() if actor is not None else "An administrator"
-        summary = (f"{who} added {member.get_username()} as {role}" if before is None else
-                   f"{who} changed {member.get_username()}'s role from {before} to {role}")
+        if actor is not None and actor.pk == member.pk:  # an invitation accepted
+            summary = f"{who} joined as {role} through an invitation link"
+        elif before is None:
+            summary = f"{who} added {member.get_username()} as {role}"
+        else:
+            summary = f"{who} changed {member.get_username()}'s role from {before} to {role}"
         activity_record(project=project, actor=actor, verb="member_role" if before else
                         "member_added", summary=summary, subject=membership,
                         member=member.get_username(), role=role, before=before)
@@ -165,9 +169,13 @@ def member_set(*, actor: Any, project: Project, member: Any, role: str) -> Membe
     return membership
 
 
-def member_remove(*, user: Any, project: Project, member: Any) -> None:
-    """An owner removes a member; anyone may remove themselves (leave). Never the last owner."""
-    if getattr(member, "pk", None) != user.pk:
+def member_remove(*, user: Any | None, project: Project, member: Any) -> None:
+    """An owner removes a member; anyone may remove themselves (leave). Never the last owner.
+
+    `user` None is an administrator at the command line, who needs no role.
+    """
+    left = user is not None and member.pk == user.pk
+    if user is not None and not left:
         policy.require(user=user, action=policy.Action.MANAGE_MEMBERS, project=project)
     with transaction.atomic():
         membership = Membership.objects.select_for_update().filter(
@@ -178,12 +186,11 @@ def member_remove(*, user: Any, project: Project, member: Any) -> None:
             raise ProjectError("The last owner cannot leave or be removed: make someone else "
                                "owner first.")
         membership.delete()
-        left = member.pk == user.pk
+        who = user.get_username() if user is not None else "An administrator"
+        summary = (f"{who} left the project" if left
+                   else f"{who} removed {member.get_username()}")
         activity_record(project=project, actor=user, verb="member_left" if left else
-                        "member_removed", summary=(
-                            f"{user.get_username()} left the project" if left else
-                            f"{user.get_username()} removed {member.get_username()}"),
-                        member=member.get_username())
+                        "member_removed", summary=summary, member=member.get_username())
     policy.role_forget(member)
 
 
@@ -233,21 +240,16 @@ def invitation_open(*, key: str) -> Invitation:
 
 
 def invitation_accept(*, user: Any, key: str) -> Membership:
+    """Join with the link's role. A member the link would not raise keeps their role, and the
+    link stays unused for the person it was meant for."""
     with transaction.atomic():
         invitation = invitation_open(key=key)
+        current = policy.role_of(user=user, project=invitation.project)
+        if current is not None and ROLE_RANK[current] >= ROLE_RANK[invitation.role]:
+            return Membership.objects.get(project=invitation.project, user=user)
         claimed = Invitation.objects.filter(pk=invitation.pk, accepted_at=None).update(
             accepted_at=timezone.now(), accepted_by_id=user.pk)
         if claimed != 1:
             raise ProjectError("This invitation has already been used. Ask for a new one.")
-        current = policy.role_of(user=user, project=invitation.project)
-        if current is not None and policy.allows(current, policy.REQUIRED_ROLE[
-                _lowest_action_for(invitation.role)]):
-            return Membership.objects.get(project=invitation.project, user=user)
-        membership = member_set(actor=user, project=invitation.project, member=user,
-                                role=invitation.role)
-    return membership
-
-
-def _lowest_action_for(role: str) -> str:
-    """An action only `role` and above may do: accepting never lowers a member's role."""
-    return next(a for a, r in policy.REQUIRED_ROLE.items() if r == role)
+        return member_set(actor=user, project=invitation.project, member=user,
+                          role=invitation.role)

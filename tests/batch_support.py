@@ -11,7 +11,9 @@ from typing import Any
 from django.conf import settings
 from django.core.files import File
 
+from classification.batches import storage
 from classification.models import BatchJob, MLModel
+from dataset_management.export import csv_safe_cell
 from tests.job_support import fast_env, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,3 +64,25 @@ def csv_rows(content: bytes) -> list[dict[str, str]]:
 def batch_files(batch: BatchJob) -> set[str]:
     folder = Path(settings.MEDIA_ROOT) / "batches" / str(batch.owner_id) / batch.pk.hex
     return {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+
+
+def completed_batch(owner: Any, model: Any, rows: list[tuple], labels: list[str]) -> BatchJob:
+    """A completed batch whose result CSV is written the way the runner writes it."""
+    batch = BatchJob.objects.create(owner=owner, ml_model=model, filename="articles.csv",
+                                    status=BatchJob.Status.COMPLETED, total=len(rows) + 1,
+                                    processed=len(rows) + 1, skipped=1)
+    folder = storage.batch_folder(owner_id=owner.pk, batch_id=batch.pk)
+    folder.mkdir(parents=True)
+    path = folder / storage.RESULT_NAME
+    with path.open("w", encoding="utf-8-sig", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["row", "title", "abstract", "predicted_labels",
+                         *[f"p_{name}" for name in labels], "note"])
+        for row, title, predicted, *probabilities in rows:
+            writer.writerow([csv_safe_cell(c) for c in (
+                row, title, f"Abstract of {title}", predicted,
+                *[f"{p:.4f}" for p in probabilities], "")])
+        writer.writerow(["4", "", "", "", *[""] * len(labels), "skipped: no text"])
+    batch.result_path = storage.relative(path)
+    batch.save(update_fields=["result_path"])
+    return batch

@@ -1,21 +1,17 @@
 """The review of a finished batch lists its articles least certain first (margin for one label,
 closeness to each label's own threshold for several), counts how often the reviewers kept the
-model's labels, overall and per label, and shows nothing of a batch to anyone but its owner."""
+model's labels, overall and per label, and shows nothing of a batch outside its project."""
 
 from __future__ import annotations
-
-import csv
-from typing import Any
 
 import pytest
 from django.urls import reverse
 
-from classification.batches import storage
 from classification.models import BatchJob
 from classification.review import selectors, services
 from classification.review.models import ReviewItem
 from classification.review.uncertainty import label_certainty, uncertainty_score
-from dataset_management.export import csv_safe_cell
+from tests.batch_support import completed_batch
 
 LABELS = ["cardiovascular", "neurological"]  # thresholds 0.4 and 0.55 (MULTI_METRICS)
 # row, title, predicted labels, p(cardiovascular), p(neurological); row 4 had no text.
@@ -26,28 +22,6 @@ MULTI_ROWS = [
     (5, "Syncope workup", ["cardiovascular"], 0.70, 0.50),
     (6, "=HYPERLINK(\"http://x\")", ["cardiovascular", "neurological"], 0.99, 0.99),
 ]
-
-
-def completed_batch(owner: Any, model: Any, rows: list[tuple], labels: list[str]) -> BatchJob:
-    """A completed batch whose result CSV is written the way the runner writes it."""
-    batch = BatchJob.objects.create(owner=owner, ml_model=model, filename="articles.csv",
-                                    status=BatchJob.Status.COMPLETED, total=len(rows) + 1,
-                                    processed=len(rows) + 1, skipped=1)
-    folder = storage.batch_folder(owner_id=owner.pk, batch_id=batch.pk)
-    folder.mkdir(parents=True)
-    path = folder / storage.RESULT_NAME
-    with path.open("w", encoding="utf-8-sig", newline="") as out:
-        writer = csv.writer(out)
-        writer.writerow(["row", "title", "abstract", "predicted_labels",
-                         *[f"p_{name}" for name in labels], "note"])
-        for row, title, predicted, *probabilities in rows:
-            writer.writerow([csv_safe_cell(c) for c in (
-                row, title, f"Abstract of {title}", predicted,
-                *[f"{p:.4f}" for p in probabilities], "")])
-        writer.writerow(["4", "", "", "", *[""] * len(labels), "skipped: no text"])
-    batch.result_path = storage.relative(path)
-    batch.save(update_fields=["result_path"])
-    return batch
 
 
 @pytest.fixture

@@ -21,8 +21,8 @@ MIN_MEMBERS, MAX_MEMBERS = 2, 8
 def ensemble_create(*, owner: Any, member_ids: list[int], name: str = "") -> TrainingJob:
     """A queued ensemble job of trained models `owner` can see; ValueError says what is wrong.
 
-    `owner` is who asks: RoleRequired (from training_job_create) unless they may build
-    ensembles in the members' dataset's project, which the ensemble joins.
+    `owner` is who asks: RoleRequired unless they may build ensembles in the members' project
+    (the one of their dataset, which the ensemble joins).
     """
     ids = list(dict.fromkeys(int(i) for i in member_ids))
     if not MIN_MEMBERS <= len(ids) <= MAX_MEMBERS:
@@ -35,6 +35,9 @@ def ensemble_create(*, owner: Any, member_ids: list[int], name: str = "") -> Tra
     if missing:
         raise ValueError(f"No model you can see has the id {missing[0]}.")
     members = [found[i] for i in ids]
+    # The role first: a refusal should not depend on whether the members would do.
+    for project_id in dict.fromkeys(m.project_id for m in members):
+        policy.require(user=owner, action=policy.Action.ENSEMBLE, project=project_id)
     untrained = [m.name for m in members if not m.is_trained]
     if untrained:
         raise ValueError(f"Only trained models can be combined; {untrained[0]!r} is not.")

@@ -52,10 +52,8 @@ class Command(BaseCommand):
                           f"(project {project.pk}).")
 
     def _remove(self, project: Project, member: Any) -> None:
-        # member_remove has no operator path (actor None) as member_set has: acting as the member
-        # is the one way past its owner check, so the log reads as the member leaving.
         try:
-            services.member_remove(user=member, project=project, member=member)
+            services.member_remove(user=None, project=project, member=member)
         except services.ProjectError as exc:
             raise CommandError(exc.message) from None
         self.stdout.write(f"{member.get_username()} is no longer a member of “{project.name}” "
