@@ -87,7 +87,8 @@ def test_a_reviewer_classifies_with_the_colleagues_model_and_reviews_the_colleag
     assert item.reviewer.username == "carol"
     decision = Activity.objects.get(verb="review_decision")
     assert decision.actor.username == "carol"
-    assert "row 2" in decision.summary and "Migraine and stroke" in decision.summary
+    assert "row 2" in decision.summary
+    assert "Migraine and stroke" in decision.summary
     assert Activity.objects.filter(verb="batch_created", actor__username="carol").exists()
 
 

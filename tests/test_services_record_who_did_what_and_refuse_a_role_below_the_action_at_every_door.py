@@ -92,9 +92,10 @@ def test_batches_and_reviews_are_recorded_one_line_per_decision(
     decisions = sorted(lines("review_decision"), key=lambda a: a.detail["row"])
     assert [(a.actor_id, a.detail["row"]) for a in decisions] == [(rita.pk, 1), (rita.pk, 2)]
     assert decisions[0].summary.startswith(f"rita confirmed {labels[0]} for row 1")
-    assert decisions[1].summary.startswith(f"rita corrected row 2 “Migraine and stroke”")
+    assert decisions[1].summary.startswith("rita corrected row 2 “Migraine and stroke”")
     [retrain] = lines("review_retrain")
-    assert retrain.actor_id == mona.pk and "2 reviewed article(s)" in retrain.summary
+    assert retrain.actor_id == mona.pk
+    assert "2 reviewed article(s)" in retrain.summary
     assert round_.dataset.project_id == done.project_id
     assert round_.training_job.ml_model.project_id == done.project_id
 
@@ -123,8 +124,11 @@ def test_a_role_below_the_action_is_refused_by_the_service_itself(
         "retrain": lambda: review_services.review_retrain_start(batch=batch, user=rita),
     }
     for name, call in refusals.items():
-        with pytest.raises(policy.RoleRequired):
+        try:
             call()
+        except policy.RoleRequired:
+            continue
+        pytest.fail(f"{name} was not refused")
     job.refresh_from_db()
     assert (job.status, job.attempt) == (TrainingJob.Status.FAILED, 1)
     assert MLModel.objects.filter(pk=trained_model.pk).exists()
