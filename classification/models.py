@@ -54,7 +54,7 @@ class MLModel(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["owner", "-created_at"])]
+        indexes = [models.Index(fields=["project", "-created_at"])]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.model_type})"
@@ -342,7 +342,7 @@ class BatchJob(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [
-            models.Index(fields=["owner", "-created_at"]),
+            models.Index(fields=["project", "-created_at"]),
             models.Index(fields=["status", "worker_host"]),
         ]
 

@@ -58,7 +58,7 @@ class Dataset(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["owner", "-created_at"])]
+        indexes = [models.Index(fields=["project", "-created_at"])]
 
     def __str__(self) -> str:
         return self.name

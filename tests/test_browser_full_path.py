@@ -30,7 +30,7 @@ def train(page, app_server, folder: Path, *, model_type: str, name: str, timeout
     page.check('input[name="preset"][value="quick"]')
     if model_path:
         page.fill("#id_model_path", model_path)
-        page.click("summary")  # open the advanced parameters
+        page.click("summary:has-text('Advanced parameters')")
         page.fill("#id_epochs", "2")
         page.fill("#id_batch_size", "16")
     assert "estimate" in page.inner_text("#estimate-total")

@@ -100,13 +100,14 @@ class SearchClassifier(BaseClassifier):
 class SearchRun:
     """One attempt of a search: the study, the clock, the best model of each kind."""
 
-    def __init__(self, owner: SearchClassifier, train: TextData, val: TextData,
+    def __init__(self, search: SearchClassifier, train: TextData, val: TextData,
                  config: TrainConfig, progress_cb: ProgressCallback,
                  should_stop: ShouldStop) -> None:
         import optuna
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        self.owner, self.train, self.val, self.config = owner, train, val, config
+        # `search`: the classifier this run fits (its device plan is every trial's).
+        self.search, self.train, self.val, self.config = search, train, val, config
         self.progress, self.should_stop = progress_cb, should_stop
         keys = config.search_candidates or available_candidates(config.model_dir)
         self.candidates = [get_spec(key) for key in keys]
@@ -292,7 +293,7 @@ class SearchRun:
         return {"step": min(total, int(self.spent())), "total_steps": total, "total_epochs": 1}
 
     def _candidate(self, spec: ModelSpec) -> BaseClassifier:
-        clf = spec.classifier_class()(spec.key, self.owner.device_plan)
+        clf = spec.classifier_class()(spec.key, self.search.device_plan)
         if hasattr(clf, "shared_cache"):
             clf.shared_cache = self.shared_cache
         return clf
@@ -364,7 +365,7 @@ class SearchRun:
             last = measured[-1]
             done = search_space.work_units(spec, search_space.unprefixed(last.params))
             return float(last.user_attrs["seconds"]) * units / done
-        plan = self.owner.device_plan
+        plan = self.search.device_plan
         threads = max(1, int(getattr(plan, "threads", 1) or 1))
         speed = spec.speed.samples_per_second_per_thread * threads ** 0.8
         speed *= GPU_SPEEDUP.get(str(getattr(plan, "device", "cpu")), 1.0)

@@ -104,21 +104,10 @@ def training_job_create(
     operator's shell, acting for the dataset's creator. `verb` and `summary` are the activity
     line (search_started, ensemble_created and review_retrain come through here too).
     """
-    config = ml_models.training_config_clean(
-        config, staff=getattr(owner, "is_staff", False) if staff is None else staff,
-        extra_keys=frozenset({"preset"}),
+    config = _config_checked(
+        config=config, model_type=model_type, internal=internal,
+        staff=getattr(owner, "is_staff", False) if staff is None else staff,
     )
-    if model_type not in ml_models.REGISTRY:
-        known = ", ".join(sorted(k for k, s in ml_models.REGISTRY.items() if s.offered))
-        raise ValueError(f"Unknown model type {model_type!r}; choose one of {known}")
-    if model_type == "ensemble" and not internal:
-        raise ValueError("An ensemble is not trained from a dataset: combine trained models "
-                         "on the Compare page or with POST /api/models/ensemble/.")
-    if model_type == "search":
-        from classification.jobs.searches import search_candidates_clean
-
-        config["search_candidates"] = search_candidates_clean(config.get("search_candidates"))
-    config = {**config, **(internal or {})}
     if dataset is None:
         raise ValueError("Choose a dataset to train on")
     if owner is not None:
@@ -152,16 +141,40 @@ def training_job_create(
             queue=route.queue,
             log_tail=route.note,
         )
-        if model_type == "search" and verb == "training_started":
-            verb = "search_started"  # the command line starts searches as `--type search`
-        activity_record(
-            project=ml_model.project_id, actor=owner, verb=verb, subject=ml_model,
-            summary=summary or f"{_who(owner)} started training “{ml_model.name}” "
-                               f"({model_type}) on dataset “{dataset.name}”",
-            model=ml_model.name, model_type=model_type, job=job.pk,
-        )
+        _training_record(job=job, actor=owner, verb=verb, summary=summary)
         _enqueue_on_commit(job)
     return job
+
+
+def _config_checked(*, config: dict[str, Any] | None, model_type: str, staff: bool,
+                    internal: dict[str, Any] | None) -> dict[str, Any]:
+    """The person's settings, cleaned by the schema, with MedLitBot's own (`internal`) on top."""
+    config = ml_models.training_config_clean(config, staff=staff,
+                                             extra_keys=frozenset({"preset"}))
+    if model_type not in ml_models.REGISTRY:
+        known = ", ".join(sorted(k for k, s in ml_models.REGISTRY.items() if s.offered))
+        raise ValueError(f"Unknown model type {model_type!r}; choose one of {known}")
+    if model_type == "ensemble" and not internal:
+        raise ValueError("An ensemble is not trained from a dataset: combine trained models "
+                         "on the Compare page or with POST /api/models/ensemble/.")
+    if model_type == "search":
+        from classification.jobs.searches import search_candidates_clean
+
+        config["search_candidates"] = search_candidates_clean(config.get("search_candidates"))
+    return {**config, **(internal or {})}
+
+
+def _training_record(*, job: TrainingJob, actor: Any, verb: str, summary: str) -> None:
+    ml_model = job.ml_model
+    if ml_model.model_type == "search" and verb == "training_started":
+        verb = "search_started"  # the command line starts searches as `--type search`
+    dataset_name = ml_model.dataset.name if ml_model.dataset else "a deleted dataset"
+    activity_record(
+        project=ml_model.project_id, actor=actor, verb=verb, subject=ml_model,
+        summary=summary or f"{_who(actor)} started training “{ml_model.name}” "
+                           f"({ml_model.model_type}) on dataset “{dataset_name}”",
+        model=ml_model.name, model_type=ml_model.model_type, job=job.pk,
+    )
 
 
 def _who(user: Any) -> str:
