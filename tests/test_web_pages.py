@@ -244,10 +244,11 @@ def test_list_pages_run_a_fixed_number_of_queries(alice_client, user, rows,
         rows.model(user, dataset, name=f"Model {i}")
         rows.dataset(user, name=f"Set {i}")
     rows.job(rows.model(user, dataset, status="training"))
-    # session + user + the page's own queries, whatever the number of rows
-    for url, most in ((reverse("dashboard"), 9), (reverse("datasets:list"), 4),
-                      (reverse("classification:model_list"), 4),
-                      (reverse("datasets:detail", args=[dataset.pk]), 5)):
+    # session + user + the user's projects with their roles (one query: the current project,
+    # the switcher and the buttons) + the page's own queries, whatever the number of rows
+    for url, most in ((reverse("dashboard"), 10), (reverse("datasets:list"), 5),
+                      (reverse("classification:model_list"), 5),
+                      (reverse("datasets:detail", args=[dataset.pk]), 8)):
         alice_client.get(url)
         with django_assert_max_num_queries(most):
             assert alice_client.get(url).status_code == 200, url
