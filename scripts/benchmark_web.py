@@ -94,8 +94,10 @@ def seed(n_models: int, n_datasets: int) -> dict[str, int]:
     from classification.models import MLModel, TrainingJob
     from dataset_management.models import Dataset
     from dataset_management.services import dataset_create_from_upload
+    from projects.services import project_personal
 
     user = get_user_model().objects.create_user("bench", "bench@example.org", PASSWORD)
+    project = project_personal(user=user)
     demo = ROOT / "tests" / "fixtures" / "demo_slice.csv"
     if not demo.exists():
         demo = ROOT / "demo_data" / "medlit_challenge.csv"
@@ -105,8 +107,8 @@ def seed(n_models: int, n_datasets: int) -> dict[str, int]:
     )
     labels = list(real.label_names)
     Dataset.objects.bulk_create([
-        Dataset(owner=user, name=f"Dataset {i:03d}", label_names=labels, is_multilabel=True,
-                row_count=2000 + i, label_counts={n: 500 for n in labels},
+        Dataset(owner=user, project=project, name=f"Dataset {i:03d}", label_names=labels,
+                is_multilabel=True, row_count=2000 + i, label_counts={n: 500 for n in labels},
                 split_sizes={"train": 1600, "validation": 200, "test": 200},
                 original_filename=f"set{i}.csv", file_format="csv")
         for i in range(n_datasets - 1)
@@ -124,7 +126,7 @@ def seed(n_models: int, n_datasets: int) -> dict[str, int]:
         ],
     }
     MLModel.objects.bulk_create([
-        MLModel(owner=user, dataset=real, name=f"Model {i:03d}",
+        MLModel(owner=user, project=project, dataset=real, name=f"Model {i:03d}",
                 model_type=["tfidf_logreg", "minilm", "pubmedbert"][i % 3],
                 status=MLModel.Status.TRAINED, metrics=metrics, label_names=labels,
                 is_multilabel=True, parameters={"epochs": 3, "batch_size": 16})

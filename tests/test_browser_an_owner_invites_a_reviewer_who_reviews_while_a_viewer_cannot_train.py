@@ -84,7 +84,8 @@ def test_an_owner_invites_a_reviewer_and_a_viewer_and_the_log_shows_all_three(
     rita.keyboard.press("Enter")
     expect(rita.locator("#review-item")).not_to_have_attribute("data-row", row)
     reviewed = ReviewItem.objects.get(batch=batch, row=int(row))
-    assert reviewed.reviewer.username == "rita" and reviewed.reviewed_labels is not None
+    assert reviewed.reviewer.username == "rita"
+    assert reviewed.reviewed_labels is not None
     rita.screenshot(path=str(screenshot_dir / "projects-reviewer.png"), full_page=True)
 
     # The viewer sees the project's work but no way to train, and a forged POST is refused.
@@ -106,6 +107,7 @@ def test_an_owner_invites_a_reviewer_and_a_viewer_and_the_log_shows_all_three(
     owner.goto(f"{url}/projects/{project.pk}/")
     log = owner.inner_text("#activity")
     assert "alice made an invitation link for a reviewer" in log
-    assert "rita joined as reviewer" in log and "victor joined as viewer" in log
+    assert "rita joined as reviewer" in log
+    assert "victor joined as viewer" in log
     assert re.search(r"rita\s.*review", log), log
     owner.screenshot(path=str(screenshot_dir / "projects-activity.png"), full_page=True)

@@ -211,9 +211,12 @@ def test_web_names_the_unknown_labels(client_of, model, tmp_path):
 
 
 def test_web_a_staged_file_is_private_to_its_uploader(client_of, model, tmp_path, other_user):
+    from projects.models import Role
+    from projects.services import member_set
+
     token = post_file(client_of, model, tmp_path / "trained_layout.csv").context["token"]
-    model.owner = other_user
-    model.save()
+    # A colleague who may evaluate the same model still cannot read another person's upload.
+    member_set(actor=None, project=model.project, member=other_user, role=Role.REVIEWER)
     client_of.force_login(other_user)
     response = client_of.post(reverse("classification:model_evaluate", args=[model.pk]),
                               {"token": token, "action": "evaluate"}, follow=True)

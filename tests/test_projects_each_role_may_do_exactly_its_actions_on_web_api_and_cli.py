@@ -7,6 +7,7 @@ at the command line. The same world is rebuilt for each case, so a delete never 
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,7 @@ from classification.models import MLModel, TrainingJob
 from classification.review.services import review_items_ensure
 from projects import services as project_services
 from projects.models import Membership
-from tests.batch_support import completed_batch
+from tests.batch_support import DEMO_SLICE, completed_batch
 
 ROLES = ("viewer", "reviewer", "maintainer", "owner")
 RANK = {role: i for i, role in enumerate(ROLES)}
@@ -75,7 +76,8 @@ def _web(world: World, role: str) -> Client:
 
 def _api(world: World, role: str) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=world.users[role], name='m')[1]}")
+    _, key = token_create(user=world.users[role], name="matrix")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     return client
 
 
@@ -138,3 +140,34 @@ def test_a_role_may_do_an_action_only_when_its_rank_allows(world: World, door: s
         assert response.status_code == 403, (response.status_code, response.content[:300])
         assert f"needs the {NEEDS[action]} role" in response.content.decode()
         assert not DONE.get(action, lambda _: False)(world), f"{action} refused yet happened"
+
+
+def _cli(command: str, *args: str) -> str:
+    out = io.StringIO()
+    call_command(command, *args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+CLI: dict[str, Callable[[World, str], str]] = {
+    "view": lambda w, u: _cli("evaluate", str(w.model.pk), str(DEMO_SLICE), "--owner", u),
+    "classify": lambda w, u: _cli("predict", str(w.model.pk), "--text", "Heart failure",
+                                  "--owner", u, "--project", str(w.project.pk)),
+    "upload": lambda w, u: _cli("import_dataset", str(DEMO_SLICE), "--name", "CLI import",
+                                "--owner", u, "--project", str(w.project.pk)),
+    "train": lambda w, u: _cli("train_model", "--dataset", str(w.dataset.pk), "--type",
+                               "tfidf_svm", "--owner", u, "--project", str(w.project.pk)),
+}
+CLI_NEEDS = {"view": "reviewer", "classify": "reviewer", "upload": "maintainer",
+             "train": "maintainer"}
+CLI_CASES = [(action, role) for action in CLI for role in ROLES]
+
+
+@pytest.mark.parametrize(("action", "role"), CLI_CASES, ids=[f"cli-{a}-{r}" for a, r in CLI_CASES])
+def test_a_command_run_for_a_member_gets_the_refusal_their_role_gets(
+        world: World, action: str, role: str) -> None:
+    username = world.users[role].username
+    if RANK[role] >= RANK[CLI_NEEDS[action]]:
+        assert CLI[action](world, username) is not None
+    else:
+        with pytest.raises(CommandError, match=f"needs the {CLI_NEEDS[action]} role"):
+            CLI[action](world, username)

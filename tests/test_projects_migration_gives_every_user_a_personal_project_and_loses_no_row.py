@@ -102,7 +102,8 @@ def test_every_user_gets_a_personal_project_and_every_row_moves_into_one() -> No
         (admin.pk, "owner")]
 
     # Nothing lost, nothing left without a project, and the job kept its reason.
-    assert Dataset.objects.count() == 3 and MLModel.objects.count() == 4
+    assert Dataset.objects.count() == 3
+    assert MLModel.objects.count() == 4
     assert not Dataset.objects.filter(project=None).exists()
     assert not MLModel.objects.filter(project=None).exists()
     assert TrainingJob.objects.get(pk=rows["job"].pk).reason == "out of memory"
