@@ -22,7 +22,8 @@ def test_datasets_and_models_from_before_are_published_once(
     with pytest.raises(CommandError, match="SHARED_STORAGE_URL is not set"):
         call_command("publish_to_shared_storage")
     request.getfixturevalue("shared_storage")  # from now on, several machines
-    gone = MLModel.objects.create(name="Lost", model_type="tfidf_logreg", status="trained",
+    gone = MLModel.objects.create(project=earlier_model.project, name="Lost",
+                                  model_type="tfidf_logreg", status="trained",
                                   artifact_path=str(tmp_path / "nowhere"))
     out, err = io.StringIO(), io.StringIO()
     call_command("publish_to_shared_storage", stdout=out, stderr=err)
