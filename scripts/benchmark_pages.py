@@ -5,7 +5,7 @@ Seeds a throw-away database the way scripts/benchmark_web.py does (one real impo
 99 more rows, 99 trained models with full metrics and one training) in the user's personal
 project, plus --projects more team projects of --models models each, with --members members
 (the user among them) and an activity log, then for every page:
-  * HTTP: --repeat requests through `manage.py runserver --noreload` (DEBUG=False), one at a
+  * HTTP: --repeat requests through gunicorn as start_m1.sh runs it (DEBUG=False), one at a
     time, after one warm-up request; p50, p95 and max of the full localhost round trip;
   * in process: the number of SQL queries the page runs (django.test.Client), which must not
     grow with the number of rows.
