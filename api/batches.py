@@ -69,11 +69,22 @@ class BatchListApi(generics.ListAPIView):
 
 
 class BatchDetailApi(APIView):
-    """One batch: cheap enough to poll every second."""
+    """One batch: cheap enough to poll every second. DELETE removes a finished one now."""
 
     @extend_schema(responses=s.BatchSerializer)
     def get(self, request: Request, batch_id: str) -> Response:
         return Response(s.BatchSerializer(batch_get(request, batch_id)).data)
+
+    @extend_schema(request=None, responses={
+        204: None, 409: OpenApiResponse(description="Still queued or running: cancel it first"),
+    })
+    def delete(self, request: Request, batch_id: str) -> Response:
+        batch = batch_get(request, batch_id, action=Action.DELETE)
+        try:
+            batch_services.batch_job_delete(batch=batch, actor=request.user)
+        except batch_services.BatchError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class BatchCancelApi(APIView):
