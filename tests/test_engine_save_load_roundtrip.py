@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from classification.ml_models import (
@@ -47,14 +48,22 @@ def test_saving_over_an_existing_artifact_replaces_it(
     assert (target / "manifest.json").is_file()
 
 
-def test_tfidf_save_then_load_gives_identical_predictions(
-    demo_split: tuple, tmp_path: Path
+@pytest.mark.parametrize("model_type", ["tfidf_logreg", "tfidf_svm"])
+def test_tfidf_save_then_load_gives_identical_predictions_without_a_pickle(
+    model_type: str, demo_split: tuple, tmp_path: Path
 ) -> None:
     train, val, test = demo_split
-    clf = create_classifier("tfidf_logreg")
+    clf = create_classifier(model_type)
     clf.fit(train, val, TrainConfig(), lambda e: None, lambda: False)
     clf.save(str(tmp_path / "tfidf"))
-    assert load_classifier(str(tmp_path / "tfidf")).predict(test.texts) == clf.predict(test.texts)
+    # skops, not pickle: artifacts.py and sklearn_files.py say why.
+    assert sorted(p.name for p in (tmp_path / "tfidf").iterdir()) == [
+        "manifest.json", "model.skops"]
+    assert json.loads((tmp_path / "tfidf" / "manifest.json").read_text())["format_version"] == 2
+    loaded = load_classifier(str(tmp_path / "tfidf"))
+    assert np.array_equal(loaded.predict_proba(test.texts), clf.predict_proba(test.texts))
+    assert loaded.vectorizer.vocabulary_ == clf.vectorizer.vocabulary_
+    assert loaded.predict(test.texts) == clf.predict(test.texts)
 
 
 def test_cached_loading_returns_the_same_object_until_the_artifact_changes(

@@ -52,6 +52,10 @@ def test_an_ensemble_round_trips_and_beats_or_ties_its_best_member_on_validation
     assert loaded.evaluate(test) == ensemble.evaluate(test)
     # Embedded, not referenced: the members live inside the ensemble's own folder.
     assert sorted(p.name for p in (tmp_path / "ensemble" / "members").iterdir()) == ["0", "1"]
+    # Each member's scikit-learn parts are a skops file, never a pickle.
+    assert sorted(p.relative_to(tmp_path / "ensemble").as_posix()
+                  for p in (tmp_path / "ensemble").rglob("model.*")) == [
+        "members/0/model.skops", "members/1/model.skops"]
 
 
 def test_a_single_label_ensemble_round_trips_too(

@@ -1,4 +1,9 @@
-"""Artifact folders, written beside the target then swapped in: readers never see half a model."""
+"""Artifact folders, written beside the target then swapped in: readers never see half a model.
+
+Every manifest records the artifact format it was written in, and a reader refuses a format newer
+than it knows rather than guess at files it cannot read safely. Format 2 keeps scikit-learn parts
+in skops files (engine/sklearn_files.py); format 1 kept them in pickles, which are never loaded.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 MANIFEST = "manifest.json"
-FORMAT_VERSION = 1
+# 1: scikit-learn parts pickled in model.joblib. 2: in model.skops, loaded without pickle.
+FORMAT_VERSION = 2
 _LIBRARIES = (
     "torch",
     "transformers",
@@ -71,8 +77,25 @@ def atomic_save(path: str, write: Callable[[Path], None], manifest: dict[str, An
         raise
 
 
+class ArtifactRefusedError(ValueError):
+    """An artifact this code will not load: a newer format, a pickle, or a type not trusted.
+
+    A ValueError, so the API and the jobs show its message as they do any other refusal."""
+
+
 def read_manifest(path: str) -> dict[str, Any]:
     manifest_path = Path(path) / MANIFEST
     if not manifest_path.is_file():
         raise FileNotFoundError(f"No {MANIFEST} in {path}: not a MedLitBot model artifact")
-    return json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    version = manifest.get("format_version", 1) if isinstance(manifest, dict) else None
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ArtifactRefusedError(f"{manifest_path} has no valid format_version: not a "
+                                   f"MedLitBot model artifact, or a damaged one.")
+    if version > FORMAT_VERSION:
+        # Its files may be laid out in a way this code would misread: never guess.
+        raise ArtifactRefusedError(
+            f"The model in {path} was saved in artifact format {version} by a newer MedLitBot; "
+            f"this one reads formats up to {FORMAT_VERSION}. Upgrade MedLitBot on this machine "
+            f"(every worker and the web) to load it.")
+    return manifest

@@ -1,4 +1,8 @@
-"""scikit-learn baselines: TF-IDF + logreg / calibrated linear SVM; MiniLM embeddings + logreg."""
+"""scikit-learn baselines: TF-IDF + logreg / calibrated linear SVM; MiniLM embeddings + logreg.
+
+Their fitted parts are saved with skops and loaded from trusted types only, never unpickled:
+sklearn_files.py says why.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import numpy as np
 
 from .artifacts import atomic_save
 from .base import BaseClassifier
+from .sklearn_files import parts_load, parts_save
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
 
 # Each head's C unless the job sets regularization_c (a search tunes it).
@@ -108,20 +113,16 @@ class SklearnClassifier(BaseClassifier):
         return prob
 
     def save(self, path: str) -> None:
-        import joblib
-
         def write(tmp: Path) -> None:
-            joblib.dump({"vectorizer": self.vectorizer, "head": self.head}, tmp / "model.joblib")
+            parts_save(folder=tmp, parts={"vectorizer": self.vectorizer, "head": self.head})
 
         atomic_save(path, write, self._manifest())
 
     @classmethod
     def load(cls, path: str, manifest: dict[str, Any]) -> SklearnClassifier:
-        import joblib
-
         clf = cls(manifest["model_type"])
         clf._restore(manifest)
-        parts = joblib.load(Path(path) / "model.joblib")
+        parts = parts_load(folder=Path(path), names=("vectorizer", "head"))
         clf.vectorizer, clf.head = parts["vectorizer"], parts["head"]
         return clf
 
@@ -174,10 +175,8 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
         return self._features(texts)
 
     def save(self, path: str) -> None:
-        import joblib
-
         def write(tmp: Path) -> None:
-            joblib.dump({"head": self.head}, tmp / "model.joblib")
+            parts_save(folder=tmp, parts={"head": self.head})
 
         manifest = self._manifest()
         manifest["encoder"] = (
@@ -187,11 +186,9 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
 
     @classmethod
     def load(cls, path: str, manifest: dict[str, Any]) -> EmbeddingLogRegClassifier:
-        import joblib
-
         clf = cls(manifest["model_type"])
         clf._restore(manifest)
-        clf.head = joblib.load(Path(path) / "model.joblib")["head"]
+        clf.head = parts_load(folder=Path(path), names=("head",))["head"]
         return clf
 
 
