@@ -3,6 +3,13 @@
 # Ctrl-C: the web (gunicorn), the training worker (solo), one GPU training worker per GPU that
 # nvidia-smi lists, the inference worker and celery beat.
 # Safe to run again: every step skips what is already done.
+#
+# Supervision: a process that dies (a worker, beat, or gunicorn itself) is restarted alone, with
+# backoff (1, 2, 4 ... 60 s), and each restart is logged with its exit status in
+# logs/supervisor.log; the others, the web included, keep running. Ctrl-C stops everything.
+# Why our own bash loop (scripts/supervise.sh) and not supervisord or honcho: it adds no
+# dependency and no daemon to this one-command start, on Linux and macOS alike, and restarts
+# are all this script needs. For a real server use systemd units (docs/deploy.md, `Restart=`).
 set -euo pipefail
 
 cd "$(dirname "$0")"
@@ -37,33 +44,10 @@ fi
 PY="$VENV/bin/python"
 
 # --- Configuration ---------------------------------------------------------------------------
-PLATFORM="$(uname -sm)"
-if [ ! -f .env ]; then
-    cp env.m1.example .env
-    if [ "$PLATFORM" != "Darwin arm64" ]; then
-        # The Apple Silicon safety profile would cap this machine at one thread and hide its GPU.
-        sed -i.bak -E 's/^(PYTORCH_ENABLE_MPS_FALLBACK|OMP_NUM_THREADS|MKL_NUM_THREADS|CUDA_VISIBLE_DEVICES)=/# (Apple Silicon only) \1=/' .env
-        rm -f .env.bak
-    fi
-    say "wrote .env from env.m1.example"
-fi
-# Production mode needs a secret of its own: made once, on first start, and kept in .env.
-if ! grep -qE '^SECRET_KEY=.{40,}' .env || grep -q '^SECRET_KEY=django-insecure' .env; then
-    KEY="$("$PY" -c 'import secrets; print(secrets.token_urlsafe(50))')"
-    grep -v '^SECRET_KEY=' .env > .env.tmp || true
-    printf 'SECRET_KEY=%s\n' "$KEY" >> .env.tmp
-    chmod 600 .env.tmp
-    mv .env.tmp .env
-    say "generated a random SECRET_KEY in .env"
-fi
-if [ "$PLATFORM" = "Darwin arm64" ]; then
-    say "Apple Silicon: applying the M1 safety profile (CPU, one BLAS thread, no MPS fallback)"
-    export PYTORCH_ENABLE_MPS_FALLBACK=0 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-    export TOKENIZERS_PARALLELISM=false CUDA_VISIBLE_DEVICES=""
-else
-    export TOKENIZERS_PARALLELISM=false
-fi
-export USE_SQLITE="${USE_SQLITE:-True}"
+# .env on first start with a SECRET_KEY of its own, this platform's thread settings, and which
+# database every process will use: DATABASE_URL in .env (or the environment) selects
+# PostgreSQL, else SQLite (scripts/start_env.sh; the tests source it too).
+. "$ROOT/scripts/start_env.sh"
 
 # --- Broker ----------------------------------------------------------------------------------
 REDIS_URL="${REDIS_URL:-$(grep -E '^REDIS_URL=' .env | cut -d= -f2- || true)}"
@@ -95,32 +79,33 @@ say "migrating the database"
 "$PY" manage.py setup_demo
 
 # --- Processes -------------------------------------------------------------------------------
-PIDS=()
+# Each runs under its own restart loop (scripts/supervise.sh).
+. "$ROOT/scripts/supervise.sh"
 stop_all() {
-    trap - INT TERM EXIT
+    trap - INT TERM HUP EXIT
     say "stopping (web, workers, beat)"
-    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    # Each loop stops its process (SIGTERM, SIGKILL after SUPERVISE_STOP_SECONDS) and ends.
+    supervise_stop_all
     say "stopped"
 }
-trap stop_all INT TERM EXIT
+trap stop_all INT TERM HUP EXIT
 
 CELERY=("$PY" -m celery -A medlitbot_project)
 # Training: one job at a time on a solo pool (the training itself runs in a supervised child).
-"${CELERY[@]}" worker --pool=solo --concurrency=1 --queues="${PREFIX}training" \
+supervise_start "training worker" logs/celery_training.log \
+    "${CELERY[@]}" worker --pool=solo --concurrency=1 --queues="${PREFIX}training" \
     --hostname="training@%h" --without-gossip --without-mingle --optimization=fair \
-    --loglevel=INFO >> logs/celery_training.log 2>&1 &
-PIDS+=($!)
+    --loglevel=INFO
 # GPU training: one solo worker per GPU that nvidia-smi lists, each seeing only its own GPU, on
 # the GPU queue (jobs go there while one of these is live, or when pinned with device_queue).
 GPU_LOGS=""
 if command -v nvidia-smi >/dev/null 2>&1; then
     GPUS="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)"
     for ((i = 0; i < ${GPUS:-0}; i++)); do
-        CUDA_VISIBLE_DEVICES="$i" "${CELERY[@]}" worker --pool=solo --concurrency=1 \
+        supervise_start "GPU $i training worker" "logs/celery_gpu$i.log" \
+            env CUDA_VISIBLE_DEVICES="$i" "${CELERY[@]}" worker --pool=solo --concurrency=1 \
             --queues="${PREFIX}training.gpu" --hostname="gpu$i@%h" --without-gossip \
-            --without-mingle --optimization=fair --loglevel=INFO >> "logs/celery_gpu$i.log" 2>&1 &
-        PIDS+=($!)
+            --without-mingle --optimization=fair --loglevel=INFO
         GPU_LOGS="$GPU_LOGS logs/celery_gpu$i.log"
     done
     if [ "${GPUS:-0}" -gt 0 ]; then
@@ -128,18 +113,16 @@ if command -v nvidia-smi >/dev/null 2>&1; then
     fi
 fi
 # Batches and maintenance: never behind a multi-hour training.
-"${CELERY[@]}" worker --pool=threads --concurrency="${INFERENCE_CONCURRENCY:-2}" \
+supervise_start "inference worker" logs/celery_inference.log \
+    "${CELERY[@]}" worker --pool=threads --concurrency="${INFERENCE_CONCURRENCY:-2}" \
     --queues="${PREFIX}inference,${PREFIX}default" --hostname="inference@%h" \
-    --without-gossip --without-mingle --optimization=fair \
-    --loglevel=INFO >> logs/celery_inference.log 2>&1 &
-PIDS+=($!)
-"${CELERY[@]}" beat --loglevel=INFO --schedule="$ROOT/logs/celerybeat-schedule" \
-    >> logs/celery_beat.log 2>&1 &
-PIDS+=($!)
+    --without-gossip --without-mingle --optimization=fair --loglevel=INFO
+supervise_start "beat" logs/celery_beat.log \
+    "${CELERY[@]}" beat --loglevel=INFO --schedule="$ROOT/logs/celerybeat-schedule"
 # The web: gunicorn, sized from this machine (medlitbot_project/gunicorn_conf.py).
-WEB_BIND="$HOST:$PORT" "$VENV/bin/gunicorn" -c python:medlitbot_project.gunicorn_conf \
-    medlitbot_project.wsgi >> logs/gunicorn.log 2>&1 &
-PIDS+=($!)
+supervise_start "web (gunicorn)" logs/gunicorn.log \
+    env WEB_BIND="$HOST:$PORT" "$VENV/bin/gunicorn" -c python:medlitbot_project.gunicorn_conf \
+    medlitbot_project.wsgi
 
 for _ in $(seq 1 150); do
     "$PY" -c "import urllib.request; urllib.request.urlopen('http://$HOST:$PORT/healthz', timeout=1)" 2>/dev/null && break
@@ -157,9 +140,11 @@ cat <<EOF
     API docs:  http://$HOST:$PORT/api/docs/
     Ready:     http://$HOST:$PORT/readyz
     Logs:      logs/access.log, logs/gunicorn.log, logs/celery_training.log,
-               logs/celery_inference.log, logs/celery_beat.log$GPU_LOGS
+               logs/celery_inference.log, logs/celery_beat.log$GPU_LOGS,
+               logs/supervisor.log (every restart, with the exit status)
+  A process that dies is restarted on its own; the others keep running.
   Press Ctrl-C to stop.
 
 EOF
-wait -n "${PIDS[@]}" || true
-say "a process exited (Ctrl-C, or see logs/); stopping the others"
+# Until Ctrl-C (or SIGTERM): the loops restart what dies, so nothing here ends on its own.
+wait || true

@@ -11,6 +11,7 @@ failures count and a locked-out account is refused with a clear reason, as on th
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -30,6 +31,9 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from api.tokens import token_create
+from core import loginthrottle
+
+logger = logging.getLogger(__name__)
 
 LOCKOUT_TEMPLATE = "registration/locked_out.html"
 
@@ -58,6 +62,21 @@ def lockout_response(request: HttpRequest, original_response: HttpResponse | Non
     return render(request, LOCKOUT_TEMPLATE, {"message": message}, status=status)
 
 
+class TokenRateThrottle(ScopedRateThrottle):
+    """The "token" scope, counted in the shared cache (Redis), per client address.
+
+    A cache that cannot be reached lets the request through, logged, instead of answering 500:
+    the per-account lockout, kept in the database, still holds.
+    """
+
+    def allow_request(self, request: Request, view: APIView) -> bool:
+        try:
+            return super().allow_request(request, view)
+        except loginthrottle.cache_errors() as exc:
+            logger.warning("token throttle not applied, the cache is unreachable: %s", exc)
+            return True
+
+
 class TokenRequestSerializer(serializers.Serializer):
     username = serializers.CharField()
     password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
@@ -74,12 +93,13 @@ class TokenObtainApi(APIView):
     revoke your tokens at /api/tokens/.
 
     Throttled per client (scope "token"), and an account with too many failed attempts is
-    locked out for the cool-off time (429).
+    locked out for the cool-off time (429); so is an address with too many failed logins,
+    whatever the usernames (LOGIN_FAILURES_PER_ADDRESS).
     """
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [TokenRateThrottle]
     throttle_scope = "token"
 
     @extend_schema(
@@ -100,6 +120,8 @@ class TokenObtainApi(APIView):
         user = authenticate(request=django_request, **credentials)
         if getattr(django_request, "axes_locked_out", False):
             return lockout_response(django_request, credentials=credentials)
+        if getattr(django_request, loginthrottle.MARK, ""):
+            return loginthrottle.limited_response(django_request)
         if user is None or not user.is_active:
             raise ValidationError(
                 {"non_field_errors": ["Unable to log in with provided credentials."]}

@@ -180,12 +180,22 @@ def check_services() -> list[Check]:
     from django.conf import settings
     from django.db import connection
 
+    from core.backing_services import database_description
+
     checks = []
+    # Which database, by engine, host and name (never the password), so a node that meant the
+    # team's PostgreSQL but runs on its own SQLite file is seen at once.
+    database = database_description()
     try:
         connection.ensure_connection()
-        checks.append(Check("database", OK, f"{connection.vendor} reachable"))
+        if connection.vendor == "sqlite" and settings.SHARED_STORAGE_URL:
+            checks.append(Check("database", WARN, (
+                f"{database} reachable, but SHARED_STORAGE_URL is set: every node has its own "
+                "SQLite file; set DATABASE_URL=postgres://... on every node")))
+        else:
+            checks.append(Check("database", OK, f"{database} reachable"))
     except Exception as exc:
-        checks.append(Check("database", FAIL, f"not reachable: {exc}"))
+        checks.append(Check("database", FAIL, f"{database} not reachable: {exc}"))
     else:
         checks += check_workers()
     broker = settings.CELERY_BROKER_URL

@@ -277,8 +277,10 @@ class BatchJob(models.Model):
         running -> completed    result.csv written (temp file + os.replace)
         running -> failed       unreadable file, an error, or its worker died (the reaper)
         running -> cancelled    cancel_requested honoured between two chunks
+        running -> queued       its worker died: sent again, it resumes from its last
+                                completed chunk (batches/checkpoint.py; at most 3 times)
 
-    None of the ends can be left: a batch is cheap to start again, so there is no resume.
+    None of the ends can be left.
     """
 
     class Status(models.TextChoices):
@@ -290,7 +292,8 @@ class BatchJob(models.Model):
 
     TRANSITIONS: dict[str, frozenset[str]] = {
         Status.QUEUED: frozenset({Status.RUNNING, Status.CANCELLED, Status.FAILED}),
-        Status.RUNNING: frozenset({Status.COMPLETED, Status.FAILED, Status.CANCELLED}),
+        Status.RUNNING: frozenset({Status.COMPLETED, Status.FAILED, Status.CANCELLED,
+                                   Status.QUEUED}),
         Status.COMPLETED: frozenset(),
         Status.FAILED: frozenset(),
         Status.CANCELLED: frozenset(),

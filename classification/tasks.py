@@ -41,8 +41,10 @@ def reconcile_jobs_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
         logger.exception("reconciling training jobs at worker start failed")
 
 
-# Acked on receipt, like training: a batch whose worker dies is failed by the reaper (or the next
-# worker start) with a plain reason, never silently run a second time by a redelivery.
+# Acked on receipt, like training: a batch whose worker dies is sent again, with a fresh message,
+# by the next worker start (or the reaper), and resumes from its checkpoint, or is failed with a
+# plain reason. Not acks_late: with Redis, a SIGKILLed worker's unacked message would only come
+# back after the visibility timeout (hours), and a redelivery cannot tell a resume from a rerun.
 @shared_task(name="classification.tasks.batch_job_run", ignore_result=True, acks_late=False)
 def batch_job_run(batch_id: str) -> str | None:
     """Classify one queued batch on the inference worker (routed by CELERY_TASK_ROUTES)."""
@@ -53,8 +55,8 @@ def batch_job_run(batch_id: str) -> str | None:
 
 @worker_ready.connect
 def reconcile_batches_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
-    # A worker killed mid-batch left its batch "running": fail it, but only where this host can
-    # see that the worker process is dead.
+    # A worker killed mid-batch left its batch "running": resume it (or fail it), but only where
+    # this host can see that the worker process is dead.
     from classification.batches import services
 
     try:

@@ -10,4 +10,10 @@ class CoreConfig(AppConfig):
         # Connects the worker heartbeat's Celery signal receivers. Every Celery worker sets
         # Django up before it is ready, so this runs in each of them; in the web and in
         # commands the receivers are connected but never fire.
+        from django.contrib.auth.signals import user_login_failed
+
         from core import heartbeat  # noqa: F401
+        from core.loginthrottle import count_failure
+
+        # Every failed password login counts against its client address (core/loginthrottle.py).
+        user_login_failed.connect(count_failure, dispatch_uid="core.loginthrottle.count_failure")

@@ -33,8 +33,8 @@ def _dead_batches() -> str:
 
     # A running batch writes progress about once a second; one chunk on a slow CPU can take
     # several, so five minutes of silence means its worker is gone.
-    failed = batch_jobs_reap(stale_seconds=300)
-    return f"{len(failed)} batch(es) whose worker is gone failed" if failed else ""
+    ended = batch_jobs_reap(stale_seconds=300)
+    return f"{len(ended)} batch(es) whose worker is gone resumed or failed" if ended else ""
 
 
 def _leftover_checkpoints() -> str:

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from core import filestore
+from core import backing_services, diskspace, filestore
 from core.models import WorkerHeartbeat
 
 logger = logging.getLogger(__name__)
@@ -181,6 +181,9 @@ def broker_queue_depths(*, timeout: float = 2.0) -> dict[str, int] | None:
 class Readiness:
     checks: dict[str, str]  # check name -> "" (passed) or what failed
     details: dict[str, dict[str, Any]] = field(default_factory=dict)  # counts, never names
+    # What this process runs on: {"engine": "postgresql", "name": "medlitbot"}, no host or secret.
+    database: dict[str, str] = field(default_factory=dict)
+    cache: str = ""
 
     @property
     def ok(self) -> bool:
@@ -199,13 +202,24 @@ class Readiness:
                 for name, problem in self.checks.items()
             },
             "failing": self.failing,
+            "database": self.database,
+            "cache": self.cache,
         }
 
 
 def system_readiness(*, broker_timeout: float = 1.5) -> Readiness:
-    """Database, broker, and a live worker for each required queue (checks "worker:<role>");
-    the optional GPU training queue is never required: jobs fall back to the CPU queue."""
-    checks = {"database": database_check(), "broker": broker_check(timeout=broker_timeout)}
+    """Database, broker, cache, free disk in each watched folder, and a live worker for each
+    required queue (checks "worker:<role>"); the optional GPU training queue is never required:
+    jobs fall back to the CPU queue. Also names the database engine and the cache in use."""
+    checks = {"database": database_check(), "broker": broker_check(timeout=broker_timeout),
+              # The throttles' counts, shared by every process.
+              "cache": backing_services.cache_check()}
+    free_mb = diskspace.free_megabytes()
+    checks["disk"] = diskspace.free_space_problem(
+        free_mb=free_mb, min_free_mb=settings.READYZ_MIN_FREE_MB)
+    details: dict[str, dict[str, Any]] = {
+        "disk": {"min_free_mb": settings.READYZ_MIN_FREE_MB, "free_mb": free_mb}}
+    database, cache = backing_services.database_public(), backing_services.cache_public()
     if filestore.shared_enabled():
         # Several machines: a node that cannot reach the bucket can neither load a model
         # another node trained nor hand its own work on.
@@ -214,8 +228,7 @@ def system_readiness(*, broker_timeout: float = 1.5) -> Readiness:
     if checks["database"]:
         for role in roles.values():
             checks[f"worker:{role}"] = "unknown: the database is unreachable"
-        return Readiness(checks)
-    details = {}
+        return Readiness(checks, details, database=database, cache=cache)
     for entry in worker_queue_coverage():
         name = f"worker:{roles[entry.queue]}"
         checks[name] = entry.problem()
@@ -224,4 +237,4 @@ def system_readiness(*, broker_timeout: float = 1.5) -> Readiness:
             "live": len(entry.live),
             "busy": sum(1 for w in entry.live if w.state == WorkerHeartbeat.State.BUSY),
         }
-    return Readiness(checks, details)
+    return Readiness(checks, details, database=database, cache=cache)

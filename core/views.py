@@ -1,9 +1,10 @@
 """Health and metrics endpoints: no login, no user data.
 
 - ``GET /healthz``: the web process answers (liveness); touches nothing else.
-- ``GET /readyz``: database, broker and a live worker for each queue (readiness); 503 names
-  the failing checks.
-- ``GET /metrics``: Prometheus text, for addresses in METRICS_ALLOWED_IPS.
+- ``GET /readyz``: database, broker, cache, free disk and a live worker for each queue
+  (readiness); 503 names the failing checks. It also names the database engine in use.
+- ``GET /metrics``: Prometheus text, for connections from METRICS_ALLOWED_IPS or a client that
+  sends ``Authorization: Bearer <METRICS_TOKEN>``.
 
 Probes and scrapers call by IP address (a Kubernetes probe sends ``Host: <pod ip>``, Prometheus
 ``Host: <target>``), which ALLOWED_HOSTS rightly refuses with a 400, and over plain HTTP, which
@@ -15,6 +16,7 @@ where the middleware is not installed.
 
 from __future__ import annotations
 
+import hmac
 import logging
 from collections.abc import Callable
 
@@ -61,15 +63,43 @@ def readyz(request: HttpRequest) -> HttpResponse:
     return _no_sniff(response)
 
 
-@login_not_required
-@require_safe
-@never_cache
-def metrics_view(request: HttpRequest) -> HttpResponse:
+# Headers a reverse proxy adds: a request that carries one came through a proxy, so its
+# REMOTE_ADDR is the proxy's (127.0.0.1 for one on this host), not the client's.
+PROXY_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP")
+
+
+def metrics_refusal(request: HttpRequest) -> str:
+    """'' when the scraper may read /metrics, else why not.
+
+    The bearer token opens it from anywhere. Otherwise the connection's own address must be in
+    METRICS_ALLOWED_IPS, and no forwarded header is ever read: it is whatever the client wrote.
+    """
+    token = str(settings.METRICS_TOKEN)
+    sent = request.META.get("HTTP_AUTHORIZATION", "")
+    if sent:
+        scheme, _, value = sent.partition(" ")
+        if token and scheme.lower() == "bearer" and hmac.compare_digest(
+                value.strip().encode(), token.encode()):
+            return ""
+        return "the bearer token does not match METRICS_TOKEN"
+    if any(request.META.get(header) for header in PROXY_HEADERS):
+        return ("a request through a proxy has the proxy's address; send "
+                "Authorization: Bearer <METRICS_TOKEN>")
     if not metrics.metrics_client_allowed(
         remote_addr=request.META.get("REMOTE_ADDR", ""),
         allowed=list(settings.METRICS_ALLOWED_IPS),
     ):
-        return _no_sniff(HttpResponse("Forbidden: not in METRICS_ALLOWED_IPS\n", status=403,
+        return "not in METRICS_ALLOWED_IPS, and no bearer token"
+    return ""
+
+
+@login_not_required
+@require_safe
+@never_cache
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    refusal = metrics_refusal(request)
+    if refusal:
+        return _no_sniff(HttpResponse(f"Forbidden: {refusal}\n", status=403,
                                       content_type="text/plain; charset=utf-8"))
     body, content_type = metrics.metrics_exposition()
     return _no_sniff(HttpResponse(body, content_type=content_type))

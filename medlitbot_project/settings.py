@@ -8,6 +8,8 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from medlitbot_project import backing
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -66,10 +68,14 @@ MIDDLEWARE = [
     "projects.middleware.CurrentProjectMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "core.middleware.QueueUnavailableMiddleware",
+    # A 429 for an address past LOGIN_FAILURES_PER_ADDRESS (core/loginthrottle.py).
+    "core.loginthrottle.LoginLimitMiddleware",
     # Last, so a lockout answers before any view sees the credentials.
     "axes.middleware.AxesMiddleware",
 ]
 AUTHENTICATION_BACKENDS = [
+    # First: an address past its failed-login limit is refused before any password is checked.
+    "core.loginthrottle.ClientAddressLoginLimitBackend",
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
@@ -94,35 +100,9 @@ TEMPLATES = [
 ]
 
 # --- Database ---------------------------------------------------------------------------------
-# SQLite is the default so a fresh clone runs with no service. DATABASE_URL switches to
-# PostgreSQL (or anything django-environ understands) unless USE_SQLITE=True forces SQLite.
-_database_url = env.str("DATABASE_URL", default="")
-USE_SQLITE = env.bool("USE_SQLITE", default=not _database_url)
-SQLITE_PATH = env.path("SQLITE_PATH", default=BASE_DIR / "db.sqlite3")
-if USE_SQLITE or not _database_url:
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": str(SQLITE_PATH),
-            "OPTIONS": {
-                # The web process reads while the worker and its training child write progress.
-                # WAL lets readers and one writer coexist; IMMEDIATE takes the write lock at BEGIN
-                # so two writers queue on the busy timeout instead of failing with
-                # "database is locked" when a read lock cannot be upgraded.
-                "transaction_mode": "IMMEDIATE",
-                "timeout": env.int("SQLITE_BUSY_TIMEOUT", default=30),
-                "init_command": (
-                    "PRAGMA journal_mode=WAL;"
-                    "PRAGMA synchronous=NORMAL;"
-                    "PRAGMA busy_timeout=30000;"
-                ),
-            },
-        }
-    }
-else:
-    DATABASES = {"default": env.db_url_config(_database_url)}
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# DATABASE_URL selects PostgreSQL, else SQLite in SQLITE_PATH (WAL); a USE_SQLITE contradicting
+# it stops the app with a message (medlitbot_project/backing.py says why).
+DATABASES, SQLITE_PATH = backing.database_settings(env, base_dir=BASE_DIR)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -239,7 +219,9 @@ TRAINING_NICE = env.int("TRAINING_NICE", default=10)
 # --- Celery -----------------------------------------------------------------------------------
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
-_broker_folder = env.path("CELERY_FILESYSTEM_BROKER_DIR", default=BASE_DIR / "logs" / "broker")
+# pathlib's Path: django-environ's has no "/", so the filesystem broker failed to load settings.
+_broker_folder = Path(env.path("CELERY_FILESYSTEM_BROKER_DIR",
+                               default=BASE_DIR / "logs" / "broker"))
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # kombu's embedded transport: messages are files, so no broker service is needed.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -309,6 +291,22 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
+# --- Cache: Django's RedisCache, one for every process and node (medlitbot_project/backing.py) --
+CACHE_URL = env.str("CACHE_URL", default="") or backing.default_cache_url(
+    redis_url=REDIS_URL, broker_url=CELERY_BROKER_URL, log_dir=LOG_DIR)
+CACHES = backing.cache_settings(url=CACHE_URL,
+                                key_prefix=env.str("CACHE_KEY_PREFIX", default="medlitbot"))
+
+# --- Client addresses and login limits --------------------------------------------------------
+# Reverse proxies in front of gunicorn that append to X-Forwarded-For. 0: the client address is
+# REMOTE_ADDR and the header, which any client can send, is ignored (core/clientaddress.py).
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+# Failed password logins from one address, whatever the usernames, before its logins are
+# refused until the window ends: spraying never reaches axes' per-username lockout
+# (core/loginthrottle.py). 0 turns it off.
+LOGIN_FAILURES_PER_ADDRESS = env.int("LOGIN_FAILURES_PER_ADDRESS", default=30)
+LOGIN_FAILURE_WINDOW_MINUTES = env.float("LOGIN_FAILURE_WINDOW_MINUTES", default=10.0)
+
 # --- API --------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -323,8 +321,10 @@ REST_FRAMEWORK = {
     # QueueUnavailable -> 503 and a cut-off upload -> 413, as on the pages (api/exceptions.py).
     "EXCEPTION_HANDLER": "api.exceptions.api_exception_handler",
     # Only views that name a scope are throttled: /api/token/ ("token"). Counted per client IP in
-    # the default cache; django-axes' lockout (below) is the per-account limit behind it.
+    # the shared cache; django-axes' lockout (below) is the per-account limit behind it.
     "DEFAULT_THROTTLE_RATES": {"token": env.str("API_TOKEN_THROTTLE_RATE", default="10/min")},
+    # Else DRF trusts X-Forwarded-For: a new address named each time was never throttled.
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "MedLitBot API",
@@ -389,6 +389,8 @@ AXES_VERBOSE = False
 # 429 with "locked for N minutes after M failed attempts": JSON under /api/, a page elsewhere.
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_LOCKOUT_CALLABLE = "api.auth.lockout_response"
+# The same client address as the throttles (TRUSTED_PROXY_COUNT above).
+AXES_CLIENT_IP_CALLABLE = "core.clientaddress.client_address"
 
 # Single sign-on with OpenID Connect (mozilla-django-oidc): off unless OIDC_RP_CLIENT_ID is set.
 # Then /oidc/authenticate/ logs a person in through the provider, and the login page offers it.
@@ -424,9 +426,14 @@ if OIDC_ENABLED:
     INSTALLED_APPS.append("mozilla_django_oidc")
     AUTHENTICATION_BACKENDS.append("mozilla_django_oidc.auth.OIDCAuthenticationBackend")
 
-# Who may read /metrics: addresses or CIDR networks ("*" for anyone). Behind a reverse proxy
-# REMOTE_ADDR is the proxy's, so restrict /metrics at the proxy as well (docs/deploy.md).
+# Who may read /metrics: connections from these addresses or CIDR networks ("*" for anyone), by
+# REMOTE_ADDR, never a forwarded header; or "Authorization: Bearer <METRICS_TOKEN>". A request
+# through a proxy has the proxy's address (127.0.0.1 on this host): only the token opens it.
 METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=["127.0.0.1", "::1"])
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+# /readyz fails ("disk"), naming the folder, when MEDIA_ROOT, MODEL_ARTIFACT_ROOT or
+# FILE_CACHE_DIR has less free space than this.
+READYZ_MIN_FREE_MB = env.int("READYZ_MIN_FREE_MB", default=1024)
 
 LOG_FORMAT = env.str("LOG_FORMAT", default="plain")  # "json" for log shippers
 LOGGING = {

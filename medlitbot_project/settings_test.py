@@ -10,7 +10,14 @@ from pathlib import Path
 
 _scratch = Path(os.environ.get("MEDLITBOT_TEST_DIR") or tempfile.mkdtemp(prefix="medlitbot-test-"))
 os.environ["MEDLITBOT_TEST_DIR"] = str(_scratch)  # worker subprocesses share the same folders
+# SQLite unless the run names its database (scripts/test.sh's PostgreSQL run): a developer's .env,
+# whose DATABASE_URL may point at the team's PostgreSQL, never decides where the tests write.
+os.environ.setdefault("DATABASE_URL", "")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/13")
+# The throttles' cache on a Redis DB of its own, under this run's prefix (start_m1.sh's tests use
+# DB 12 as their broker): the same counts in this process, its gunicorn and its workers.
+os.environ.setdefault("CACHE_URL", "redis://127.0.0.1:6379/11")
+os.environ.setdefault("CACHE_KEY_PREFIX", _scratch.name)
 # Queues of this run's own: two suites on one machine never consume each other's messages.
 os.environ.setdefault("CELERY_QUEUE_PREFIX", f"{_scratch.name}-")
 # Production mode (DEBUG=False) needs a real key; the tests' key is random per run.
@@ -29,6 +36,10 @@ from medlitbot_project.settings import env  # noqa: E402
 # Fault injection ("hang_in_loading", "hang_in_step", ...) is honoured only under these settings,
 # so a production process can never be told to hang by an environment variable.
 MEDLITBOT_FAULT_INJECTION = env.str("MEDLITBOT_FAULT_INJECTION", default="")
+
+# clear() (the throttle tests call it) removes this run's keys only, not another run's.
+if CACHES["default"]["BACKEND"].endswith(".RedisCache"):  # noqa: F405
+    CACHES["default"]["BACKEND"] = "medlitbot_project.testing_cache.RunScopedRedisCache"  # noqa: F405
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

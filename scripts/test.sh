@@ -27,8 +27,8 @@ DJANGO_SETTINGS_MODULE=medlitbot_project.settings_test "$PY" manage.py check
 DJANGO_SETTINGS_MODULE=medlitbot_project.settings_test "$PY" manage.py makemigrations --check --dry-run
 
 echo "== suite on SQLite"
-USE_SQLITE=True "$PY" -m pytest -q
+DATABASE_URL= "$PY" -m pytest -q
 
 echo "== suite on PostgreSQL (browser tests ran above)"
-USE_SQLITE=False DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/medlitbot}" \
+DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/medlitbot}" \
     "$PY" -m pytest -q -m "not browser"

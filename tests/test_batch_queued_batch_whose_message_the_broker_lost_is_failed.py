@@ -39,7 +39,9 @@ def test_a_queued_batch_without_its_message_is_failed_and_one_with_it_waits(
     assert inference_queue.llen(settings.QUEUE_INFERENCE) == 1
 
     assert batch_jobs_reap(stale_seconds=60) == [], "both are younger than stale_seconds"
-    BatchJob.objects.update(created_at=timezone.now() - timedelta(minutes=5))
+    # Both queued five minutes ago (a resumed batch is judged by when it was queued again).
+    five_minutes_ago = timezone.now() - timedelta(minutes=5)
+    BatchJob.objects.update(created_at=five_minutes_ago, updated_at=five_minutes_ago)
 
     assert batch_jobs_reap(stale_seconds=60) == [lost.pk.hex]
     lost.refresh_from_db()

@@ -1,6 +1,8 @@
-"""The reaper and the worker-start reconciliation fail only batches whose worker is really gone:
-a live worker on this host keeps its batch, another host's batch is failed only after
-`stale_seconds` without progress; batches older than a week are removed, rows and files."""
+"""The reaper and the worker-start reconciliation act only on batches whose worker is really
+gone: a dead worker's batch on this host is sent again to resume (failed once it has been
+resumed three times, or when its input is gone), a live worker on this host keeps its batch,
+another host's batch is failed only after `stale_seconds` without progress; batches older than
+a week are removed, rows and files."""
 
 from __future__ import annotations
 
@@ -9,11 +11,13 @@ import subprocess
 import sys
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import psutil
 import pytest
 from django.utils import timezone
 
+from classification.batches import storage
 from classification.batches.services import (
     batch_jobs_reap,
     batch_jobs_reconcile_on_worker_start,
@@ -40,12 +44,16 @@ def running(batch: BatchJob, *, host: str, pid: int, seconds_ago: float = 0) -> 
     return batch
 
 
+def media_path(batch: BatchJob) -> Path:
+    return storage.batch_folder(owner_id=batch.owner_id, batch_id=batch.pk)
+
+
 @pytest.fixture
 def make(media_root, trained_model, user):
     return lambda: create_batch(owner=user, ml_model=trained_model, path=DEMO_SLICE)
 
 
-def test_worker_start_fails_only_this_hosts_batches_whose_worker_is_dead(make) -> None:
+def test_worker_start_resumes_only_this_hosts_batches_whose_worker_is_dead(make) -> None:
     live = running(make(), host=hostname(), pid=os.getpid(), seconds_ago=1)
     dead = running(make(), host=hostname(), pid=dead_pid())
     # Our PID, but the batch started an hour before this process existed: the PID was reused.
@@ -56,9 +64,40 @@ def test_worker_start_fails_only_this_hosts_batches_whose_worker_is_dead(make) -
     assert sorted(batch_jobs_reconcile_on_worker_start()) == sorted([dead.pk.hex, reused.pk.hex])
     statuses = dict(BatchJob.objects.values_list("pk", "status"))
     assert statuses[live.pk] == statuses[elsewhere.pk] == "running"
-    assert statuses[dead.pk] == statuses[reused.pk] == "failed"
-    assert batch_files(dead) == set()
+    assert statuses[dead.pk] == statuses[reused.pk] == "queued"
+    dead.refresh_from_db()
+    assert dead.reason == (
+        "The inference worker stopped while classifying (killed or restarted) after 64 of 200 "
+        "articles; it starts again from the first article (no chunk was complete).")
+    assert batch_files(dead) == {"input.csv"}, "kept for the resumed run"
     assert batch_files(live), "a live worker's input is left alone"
+    # Created long ago but queued again just now: its new message is not taken for lost.
+    BatchJob.objects.filter(pk=dead.pk).update(created_at=timezone.now() - timedelta(hours=2))
+    assert dead.pk.hex not in batch_jobs_reap(stale_seconds=300)
+    assert BatchJob.objects.get(pk=dead.pk).status == "queued"
+
+
+def test_a_batch_resumed_three_times_or_without_its_input_is_failed(make) -> None:
+    again, gone = make(), make()
+    for _ in range(3):
+        running(again, host=hostname(), pid=dead_pid())
+        assert batch_jobs_reap(stale_seconds=300) == [again.pk.hex]
+        assert BatchJob.objects.get(pk=again.pk).status == "queued"
+    running(again, host=hostname(), pid=dead_pid())
+    running(gone, host=hostname(), pid=dead_pid())
+    (media_path(gone) / "input.csv").unlink()
+
+    assert sorted(batch_jobs_reap(stale_seconds=300)) == sorted([again.pk.hex, gone.pk.hex])
+    again.refresh_from_db()
+    assert again.status == "failed"
+    assert again.reason == (
+        "The inference worker stopped while classifying (killed or restarted) after 64 of 200 "
+        "articles; it was resumed 3 times and its worker stopped each time (see "
+        "logs/celery_inference.log); upload the file again.")
+    assert batch_files(again) == set()
+    gone.refresh_from_db()
+    assert gone.status == "failed"
+    assert gone.reason.endswith("after 64 of 200 articles; upload the file again.")
 
 
 def test_the_reaper_fails_another_hosts_batch_only_after_stale_seconds(make) -> None:

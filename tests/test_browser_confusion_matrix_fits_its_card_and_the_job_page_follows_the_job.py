@@ -205,3 +205,46 @@ def test_a_finished_tfidf_job_on_a_phone_shows_no_epochs_and_says_why_it_has_no_
     for word in ("epoch", "batch", "learning", "max_length", "heartbeat", "updates every"):
         assert word not in text, word
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+
+
+# How far the log box is scrolled, and whether its newest line is in view.
+LOG_SCROLL = """() => { const log = document.getElementById('job-log');
+    return {top: log.scrollTop, client: log.clientHeight, height: log.scrollHeight}; }"""
+
+
+def test_the_job_log_opens_at_its_newest_line_and_follows_new_lines_unless_scrolled_up(
+    app_server, logged_in, rows, user
+) -> None:
+    lines = [f"step {i}: loss 0.{i:03d}" for i in range(120)]
+    model = rows.model(user, rows.dataset(user), name="MiniLM log", model_type="minilm",
+                       status="training")
+    job = rows.job(model, heartbeat_at=timezone.now(), started_at=timezone.now(),
+                   log_tail="\n".join([*lines, "no heartbeat for 600 s: marked stalled"]))
+    page = logged_in(LAPTOP)
+
+    page.goto(f"{app_server.url}/jobs/{job.pk}/")
+    page.wait_for_timeout(300)  # the first poll has answered
+    box = page.evaluate(LOG_SCROLL)
+    assert box["height"] > box["client"]  # the log is longer than its box...
+    assert box["top"] + box["client"] >= box["height"] - 4, box  # ...and opens at its end
+    assert page.evaluate("() => { const log = document.getElementById('job-log');"
+                         " const r = document.createRange(); r.selectNodeContents(log);"
+                         " const rects = r.getClientRects(); const last = rects[rects.length - 1];"
+                         " const box = log.getBoundingClientRect();"
+                         " return last.bottom <= box.bottom + 1 && last.top >= box.top; }")
+
+    # New lines arrive: the box follows them.
+    TrainingJob.objects.filter(pk=job.pk).update(
+        log_tail="\n".join([*lines, *(f"step {i}" for i in range(120, 160))]))
+    page.wait_for_function("() => document.getElementById('job-log').textContent"
+                           ".includes('step 159')", timeout=10_000)
+    box = page.evaluate(LOG_SCROLL)
+    assert box["top"] + box["client"] >= box["height"] - 4, box
+
+    # The reader scrolls up: new lines no longer move the box.
+    page.evaluate("() => { document.getElementById('job-log').scrollTop = 0; }")
+    TrainingJob.objects.filter(pk=job.pk).update(
+        log_tail="\n".join([*lines, *(f"step {i}" for i in range(120, 170))]))
+    page.wait_for_function("() => document.getElementById('job-log').textContent"
+                           ".includes('step 169')", timeout=10_000)
+    assert page.evaluate(LOG_SCROLL)["top"] == 0

@@ -1,4 +1,5 @@
-"""The settings module picks SQLite (WAL, IMMEDIATE) by default and PostgreSQL from DATABASE_URL."""
+"""The settings module picks SQLite (WAL, IMMEDIATE) by default and PostgreSQL from DATABASE_URL,
+which nothing overrides: a leftover USE_SQLITE that contradicts it stops the app with a message."""
 
 import json
 import os
@@ -50,11 +51,37 @@ def test_the_postgresql_settings_really_connect() -> None:
     assert done.stdout.strip() == "postgresql", done.stderr
 
 
-def test_use_sqlite_true_wins_over_a_database_url() -> None:
+def test_a_leftover_use_sqlite_true_beside_a_database_url_stops_the_app_saying_why() -> None:
+    # An .env copied from the old env.m1.example says USE_SQLITE=True; it used to win, silently.
     done = _settings_in_subprocess(
         PRINT_DB, DATABASE_URL="postgres://postgres@127.0.0.1:5432/x", USE_SQLITE="True"
     )
-    assert json.loads(done.stdout)["ENGINE"] == "django.db.backends.sqlite3"
+    assert done.returncode != 0
+    assert "DATABASE_URL and USE_SQLITE=True are both set" in done.stderr
+    assert "remove USE_SQLITE" in done.stderr
+
+
+def test_use_sqlite_false_without_a_database_url_stops_the_app_saying_why() -> None:
+    done = _settings_in_subprocess(PRINT_DB, USE_SQLITE="False")
+    assert done.returncode != 0
+    assert "USE_SQLITE=False but DATABASE_URL is not set" in done.stderr
+
+
+def test_use_sqlite_false_beside_a_database_url_is_postgresql() -> None:
+    done = _settings_in_subprocess(
+        PRINT_DB, DATABASE_URL="postgres://postgres@127.0.0.1:5432/x", USE_SQLITE="False"
+    )
+    assert json.loads(done.stdout)["ENGINE"] == "django.db.backends.postgresql", done.stderr
+
+
+def test_a_sqlite_database_url_runs_in_wal_mode_at_that_path() -> None:
+    done = _settings_in_subprocess(
+        PRINT_DB, DATABASE_URL="sqlite:////tmp/medlitbot-settings-url.sqlite3"
+    )
+    db = json.loads(done.stdout)
+    assert db["ENGINE"] == "django.db.backends.sqlite3"
+    assert db["NAME"] == "/tmp/medlitbot-settings-url.sqlite3"
+    assert "journal_mode=WAL" in db["OPTIONS"]["init_command"]
 
 
 def test_production_refuses_to_start_with_the_default_secret_key() -> None:

@@ -153,7 +153,7 @@ def test_batch_upload_over_the_limit_is_refused(alice_client, trained_model, set
     assert not batches.exists() or not any(p.is_file() for p in batches.rglob("*"))
 
 
-def test_a_batch_whose_worker_died_is_failed_with_a_reason(alice_client, trained_model):
+def test_a_batch_whose_worker_died_is_queued_again_with_a_reason(alice_client, trained_model):
     batch_id = start(alice_client, trained_model)
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
@@ -164,9 +164,9 @@ def test_a_batch_whose_worker_died_is_failed_with_a_reason(alice_client, trained
     )
     assert batch_jobs_reap(stale_seconds=600) == [batch_id]
     data = alice_client.get(reverse("classification:batch_progress", args=[batch_id])).json()
-    assert data["status"] == "failed"
-    assert data["is_active"] is False
+    assert data["status"] == "queued"
+    assert data["is_active"] is True
     assert data["reason"] == (
         "The inference worker stopped while classifying (killed or restarted) after 2 of 5 "
-        "articles; upload the file again."
+        "articles; it starts again from the first article (no chunk was complete)."
     )

@@ -5,6 +5,9 @@ JSON Lines downloads: classification.batches.exports).
 The row is the only channel to the web: the runner writes processed/total at most once per
 PROGRESS_WRITE_INTERVAL (that write doubles as its heartbeat for the reaper), and each write
 also tells it whether someone asked to cancel or already ended the batch.
+
+After each chunk the runner records a checkpoint (checkpoint.py), so that a batch whose worker
+died, sent again by the reaper or the next worker's start, carries on after the last chunk.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from django.utils import timezone
 
 from classification import faults
 from classification import services as classification_services
-from classification.batches import packing, storage
+from classification.batches import checkpoint, packing, storage
+from classification.batches.checkpoint import Checkpoint
 from classification.batches.lifecycle import batch_job_claim, batch_job_finish
 from classification.jobs.explanations import mlmodel_top_terms
 from classification.models import BatchJob, MLModel
@@ -106,13 +110,15 @@ class _Outputs:
     the JSON Lines of export items that the RIS and JSON Lines downloads come from."""
 
     def __init__(self, csv_out: IO[str], records_out: IO[str], *, labels: list[str],
-                 with_id: bool, source_format: str, top_terms: bool) -> None:
+                 with_id: bool, source_format: str, top_terms: bool, header: bool) -> None:
         self.csv = csv.writer(csv_out)
         self.records = records_out
         self.labels, self.with_id, self.source_format = labels, with_id, source_format
         self.top_terms = top_terms
-        header = prediction_csv_header(label_names=labels, with_id=with_id, top_terms=top_terms)
-        self.csv.writerow([csv_safe_cell(h) for h in header])
+        if header:  # not when resuming: the part already starts with it
+            header_row = prediction_csv_header(label_names=labels, with_id=with_id,
+                                               top_terms=top_terms)
+            self.csv.writerow([csv_safe_cell(h) for h in header_row])
 
     def write(self, index: int, article: Article, prediction: dict[str, Any] | None,
               terms: dict[str, list[str]] | str | None = None) -> None:
@@ -126,8 +132,19 @@ class _Outputs:
         self.records.write(jsonl_line(item))
 
 
-def _classify(*, batch: BatchJob, source: Path, parts: list[Path], progress: _Progress) -> None:
+def _window() -> int:
+    # Test-only, like the delay: chunks small enough to kill a worker between two of them.
+    return int(faults.active_faults().get("batch_window") or packing.WINDOW)
+
+
+def _classify(*, batch: BatchJob, source: Path, parts: tuple[Path, Path], progress: _Progress,
+              resume: Checkpoint | None) -> None:
+    """Classify the file into the parts, a checkpoint after each chunk (checkpoint.py); with
+    `resume`, append to the parts after the articles it counts."""
     ml_model: MLModel = batch.ml_model
+    done = resume.rows if resume else 0
+    if resume:
+        progress.processed, progress.skipped = resume.processed, resume.skipped
     total = 0
     with _articles(batch, source) as articles:
         for _ in articles:
@@ -135,21 +152,29 @@ def _classify(*, batch: BatchJob, source: Path, parts: list[Path], progress: _Pr
             progress.report()  # a heartbeat while a large file is counted
     progress.total = total
     progress.report(force=True)
-    delay = _chunk_delay()
+    delay, size, model = _chunk_delay(), _window(), checkpoint.model_fingerprint(ml_model)
     csv_part, records_part = parts
-    # utf-8-sig: Excel reads the BOM as "this is UTF-8" and shows accents correctly.
+    mode = "a" if resume else "w"
+    # utf-8-sig: Excel reads the BOM as "this is UTF-8" and shows accents correctly (a resumed
+    # part has it already).
     with (_articles(batch, source) as articles,
-          csv_part.open("w", encoding="utf-8-sig", newline="") as csv_out,
-          records_part.open("w", encoding="utf-8") as records_out):
+          csv_part.open(mode, encoding="utf-8" if resume else "utf-8-sig", newline="") as csv_out,
+          records_part.open(mode, encoding="utf-8") as records_out):
         outputs = _Outputs(csv_out, records_out, labels=list(ml_model.label_names),
                            with_id=bool(articles.identifier_columns),
-                           source_format=articles.format, top_terms=batch.top_terms)
+                           source_format=articles.format, top_terms=batch.top_terms,
+                           header=resume is None)
         window: list[tuple[int, Article]] = []
         for index, article in enumerate(articles, start=1):
+            if index <= done:  # written before the worker died
+                continue
             window.append((index, article))
-            if len(window) >= packing.WINDOW:
+            if len(window) >= size:
                 _write_window(outputs, window, ml_model, progress, delay)
                 window = []
+                checkpoint.checkpoint_write(
+                    folder=csv_part.parent, parts=(csv_out, records_out), rows=index,
+                    processed=progress.processed, skipped=progress.skipped, model=model)
         _write_window(outputs, window, ml_model, progress, delay)
         for out in (csv_out, records_out):
             out.flush()
@@ -213,7 +238,7 @@ def batch_job_run(*, batch_id: uuid.UUID | str) -> str | None:
         return None
     batch = BatchJob.objects.select_related("ml_model").get(pk=batch_id)
     folder = storage.absolute(batch.input_path).parent
-    parts = [folder / f"{storage.RESULT_NAME}.part", folder / f"{storage.RECORDS_NAME}.part"]
+    parts = checkpoint.result_parts(folder=folder)
     progress = _Progress(batch.pk)
     source: Path | None = None
     try:
@@ -222,7 +247,12 @@ def batch_job_run(*, batch_id: uuid.UUID | str) -> str | None:
         # The web node that took the upload may be another machine: fetch it from there.
         source = filestore.file_local(name=batch.input_path)
         folder.mkdir(parents=True, exist_ok=True)
-        _classify(batch=batch, source=source, parts=parts, progress=progress)
+        # Sent again after its worker died: carry on after the last completed chunk.
+        resume = checkpoint.checkpoint_resume(
+            folder=folder, parts=parts, model=checkpoint.model_fingerprint(batch.ml_model))
+        if resume:
+            logger.info("batch %s: resuming after article %d", batch.pk, resume.rows)
+        _classify(batch=batch, source=source, parts=parts, progress=progress, resume=resume)
         # The records first: a CSV in place is what says the batch's results are whole.
         os.replace(parts[1], folder / storage.RECORDS_NAME)
         result = folder / storage.RESULT_NAME
@@ -257,5 +287,4 @@ def batch_job_run(*, batch_id: uuid.UUID | str) -> str | None:
         if source is not None:
             source.unlink(missing_ok=True)
         storage.input_discard(batch.input_path)
-        for part in parts:
-            part.unlink(missing_ok=True)
+        checkpoint.checkpoint_discard(folder=folder, parts=parts)

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from classification.batches import storage
+from classification.batches import checkpoint, storage
 from classification.batches.lifecycle import (
     batch_job_claim,
     batch_job_fail_to_start,
@@ -30,7 +30,7 @@ from classification.jobs import broker, processes
 from classification.jobs.explanations import explainable
 from classification.models import BatchJob, MLModel
 from core import filestore
-from core.queueing import task_send_on_commit
+from core.queueing import QueueUnavailable, task_send_on_commit
 from projects import policy
 from projects.services import activity_record
 
@@ -171,6 +171,10 @@ def batch_job_cancel(*, batch: BatchJob, actor: Any = None) -> BatchJob:
     ):
         # Its message may still be delivered: the claim then finds it cancelled and stops.
         storage.input_discard(batch.input_path)
+        if batch.input_path:  # a resumed batch's results so far
+            folder = storage.absolute(batch.input_path).parent
+            checkpoint.checkpoint_discard(folder=folder,
+                                          parts=checkpoint.result_parts(folder=folder))
     else:
         BatchJob.objects.filter(pk=batch.pk, status=S.RUNNING).update(
             cancel_requested=True, updated_at=now
@@ -240,61 +244,104 @@ def _counted(batch: BatchJob) -> str:
     return f"after {batch.processed} of {batch.total} articles"
 
 
-def _fail_orphan(batch: BatchJob, *, why: str) -> bool:
-    reason = (f"The inference worker stopped while classifying ({why}) {_counted(batch)}; "
-              "upload the file again.")
+MAX_RESUMES = 3  # a file that kills its worker every time must end, not loop
+RESTARTED = "killed or restarted"
+
+
+def _fail_orphan(batch: BatchJob, *, why: str, resumes: int = 0) -> bool:
+    then = (f"it was resumed {resumes} times and its worker stopped each time (see "
+            "logs/celery_inference.log); upload the file again." if resumes
+            else "upload the file again.")
+    reason = f"The inference worker stopped while classifying ({why}) {_counted(batch)}; {then}"
     if not batch_job_finish(batch_id=batch.pk, target=S.FAILED, reason=reason):
         return False
     # The runner that would have tidied up is gone: its input and half-written result go too.
     if batch.input_path:
         folder = storage.absolute(batch.input_path).parent
         storage.input_discard(batch.input_path)
-        (folder / f"{storage.RESULT_NAME}.part").unlink(missing_ok=True)
-        (folder / f"{storage.RECORDS_NAME}.part").unlink(missing_ok=True)
+        checkpoint.checkpoint_discard(folder=folder, parts=checkpoint.result_parts(folder=folder))
     return True
 
 
+def _resume_orphan(batch: BatchJob, *, why: str) -> bool:
+    """running -> queued, and its task sent again: the next run carries on after the last
+    completed chunk (checkpoint.py). Only while its input is still here and it has been resumed
+    fewer than MAX_RESUMES times; False leaves the row running, for _fail_orphan."""
+    folder = storage.absolute(batch.input_path).parent
+    if not (storage.absolute(batch.input_path).is_file() or filestore.shared_enabled()):
+        return False
+    if batch.status_changes.filter(source=S.RUNNING, target=S.QUEUED).count() >= MAX_RESUMES:
+        return False
+    point = checkpoint.checkpoint_read(folder=folder)
+    where = (f"it resumes after article {point.rows}, its last completed chunk" if point
+             else "it starts again from the first article (no chunk was complete)")
+    batch.celery_task_id = str(uuid.uuid4())
+    try:
+        with transaction.atomic():
+            if not BatchJob.objects.transition(
+                batch.pk, source=S.RUNNING, target=S.QUEUED, celery_task_id=batch.celery_task_id,
+                reason=f"The inference worker stopped while classifying ({why}) "
+                       f"{_counted(batch)}; {where}.",
+                processed=point.processed if point else 0, skipped=point.skipped if point else 0,
+            ):
+                return False
+            _send_on_commit(batch)
+    except QueueUnavailable:
+        logger.warning("batch %s: not resumed, the broker refused its message", batch.pk)
+    return True  # resumed, or failed by _send_on_commit: either way this batch is dealt with
+
+
+def _orphan_end(batch: BatchJob, *, why: str) -> str | None:
+    """A batch whose worker on this host is dead: resumed if it can be, else failed."""
+    if batch.input_path and _resume_orphan(batch, why=why):
+        return "resumed"
+    resumes = batch.status_changes.filter(source=S.RUNNING, target=S.QUEUED).count()
+    return "failed" if _fail_orphan(batch, why=why, resumes=resumes) else None
+
+
 def batch_jobs_reconcile_on_worker_start() -> list[str]:
-    """At a worker's start: running batches of this host whose worker process is dead fail.
+    """At a worker's start: running batches of this host whose worker process is dead are
+    resumed (or failed, see _orphan_end); their ids.
 
     Only dead workers: a live inference worker beside this one (or this one, if it already
     claimed a batch) keeps its batches.
     """
-    host, failed = processes.hostname(), []
+    host, ended = processes.hostname(), []
     for batch in BatchJob.objects.filter(status=S.RUNNING, worker_host=host):
-        if not _worker_alive(batch) and _fail_orphan(batch, why="killed or restarted"):
-            failed.append(batch.pk.hex)
-    if failed:
-        logger.warning("worker start: failed batches %s (their worker is gone)", failed)
-    return failed
+        if not _worker_alive(batch) and (outcome := _orphan_end(batch, why=RESTARTED)):
+            logger.warning("worker start: batch %s %s (its worker is gone)", batch.pk, outcome)
+            ended.append(batch.pk.hex)
+    return ended
 
 
 def batch_jobs_reap(*, stale_seconds: float) -> list[str]:
-    """Fail batches that can make no more progress; remove batches older than a week.
+    """Resume or fail batches that can make no more progress; remove week-old batches.
 
-    Running batches whose worker is gone: on this host, its worker process is dead; on another
-    host (which this one cannot inspect), no progress write for `stale_seconds`. Queued batches
-    older than `stale_seconds` whose task message the broker (Redis) no longer holds. Returns
-    the failed batch ids. Safe to run from a schedule: a second run finds nothing more to do.
+    Running batches whose worker is gone: on this host, its worker process is dead (resumed
+    from its checkpoint, or failed: _orphan_end); on another host (which this one cannot
+    inspect, nor prove its worker dead, nor read its checkpoint), no progress write for
+    `stale_seconds` (failed). Queued batches older than `stale_seconds` whose task message the
+    broker (Redis) no longer holds (failed). Returns the ids resumed or failed. Safe to run
+    from a schedule: a second run finds nothing more to do.
     """
-    host, now, failed = processes.hostname(), timezone.now(), []
+    host, now, ended = processes.hostname(), timezone.now(), []
     for batch in BatchJob.objects.filter(status=S.RUNNING).order_by("created_at"):
         if batch.worker_host == host:
-            if _worker_alive(batch):
-                continue
-            why = "killed or restarted"
-        else:
-            age = (now - batch.updated_at).total_seconds()
-            if age <= stale_seconds:
-                continue
-            why = f"no progress from {batch.worker_host or 'its worker'} for {age:.0f} s"
-        if _fail_orphan(batch, why=why):
-            failed.append(batch.pk.hex)
-    failed += _fail_lost_messages(stale_seconds=stale_seconds)
-    if failed:
-        logger.warning("reaper: failed batches %s (their worker or message is gone)", failed)
+            outcome = None if _worker_alive(batch) else _orphan_end(batch, why=RESTARTED)
+            if outcome:
+                logger.warning("reaper: batch %s %s (its worker is gone)", batch.pk, outcome)
+                ended.append(batch.pk.hex)
+            continue
+        age = (now - batch.updated_at).total_seconds()
+        why = f"no progress from {batch.worker_host or 'its worker'} for {age:.0f} s"
+        if age > stale_seconds and _fail_orphan(batch, why=why):
+            ended.append(batch.pk.hex)
+    ended += _fail_lost_messages(stale_seconds=stale_seconds)
+    if ended:
+        logger.warning("reaper: resumed or failed batches %s (their worker or message is "
+                       "gone)", ended)
     _purge_old()
-    return failed
+    return ended
 
 
 LOST_MESSAGE_REASON = (
@@ -308,7 +355,10 @@ LOST_MESSAGE_GRACE_SECONDS = 1.0
 def _fail_lost_messages(*, stale_seconds: float) -> list[str]:
     """Queued batches older than `stale_seconds` whose message the broker no longer holds."""
     cutoff = timezone.now() - timedelta(seconds=stale_seconds)
-    waiting = list(BatchJob.objects.filter(status=S.QUEUED, created_at__lt=cutoff))
+    # updated_at too: a batch resumed just now was created long ago, and its new message may
+    # not be in the broker yet.
+    waiting = list(BatchJob.objects.filter(status=S.QUEUED, created_at__lt=cutoff,
+                                           updated_at__lt=cutoff))
     held = broker.broker_task_ids(queue=settings.QUEUE_INFERENCE) if waiting else None
     if held is None:
         return []

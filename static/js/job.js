@@ -79,6 +79,16 @@
 
   addHistory(MLB.readJSON("history-data") || []);
 
+  // The log opens at its newest line (a stall or a failure is written last) and follows the
+  // lines that arrive, unless the reader has scrolled up to read earlier ones.
+  var logBox = document.getElementById("job-log");
+  var followLog = true;
+  function logAtEnd() { return logBox.scrollTop + logBox.clientHeight >= logBox.scrollHeight - 4; }
+  if (logBox) {
+    logBox.scrollTop = logBox.scrollHeight;
+    logBox.addEventListener("scroll", function () { followLog = logAtEnd(); });
+  }
+
   function text(id, value) { var el = document.getElementById(id); if (el) el.textContent = value; }
   function fmt(v, digits) { return v === null || v === undefined ? "–" : Number(v).toFixed(digits); }
   // The endpoint's keys may be renamed (snake_case or camelCase): take the first one present.
@@ -127,11 +137,10 @@
     var resumeForm = document.getElementById("resume-form");
     if (resumeForm) resumeForm.hidden = !d.is_resumable;
     var logTail = pick(d, "log_tail", "logTail");
-    if (logTail !== undefined) {
-      var log = document.getElementById("job-log");
-      var atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
-      log.textContent = logTail || "No output yet.";
-      if (atBottom) log.scrollTop = log.scrollHeight;
+    if (logTail !== undefined && logBox) {
+      var follow = followLog;  // read before the new text moves the scroll position
+      logBox.textContent = logTail || "No output yet.";
+      if (follow) logBox.scrollTop = logBox.scrollHeight;
     }
     if (d.leaderboard) renderLeaderboard(d.leaderboard);
     var plan = pick(d, "device_plan", "devicePlan");
