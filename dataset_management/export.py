@@ -161,20 +161,68 @@ def item_id(item: dict[str, Any]) -> str:
     return next((identifiers[k] for k in ID_ORDER if identifiers.get(k)), "")
 
 
-def prediction_csv_header(*, label_names: list[str], with_id: bool,
-                          top_terms: bool = False) -> list[str]:
+# Formats whose records are rows: every original column travels by its own name. The others
+# (RIS, MEDLINE) have tags, not columns: their identifiers and citation travel as columns, and
+# the RIS and JSON Lines downloads give the whole record back.
+_FLAT_FORMATS = {"csv", "tsv", "xlsx", "json", "jsonl"}
+# The identifier kinds as columns of a flat result; "id" is the contract's first-found id.
+_ID_COLUMNS = {"pmid": "pmid", "doi": "doi", "pmcid": "pmcid", "accession": "accession",
+               "id": "record_id"}
+
+
+@dataclass(frozen=True)
+class SourceColumn:
+    """A column of the source kept in a batch CSV: its header, and where an item holds it
+    (`record`: the original row's cell; `identifier`, `citation`: the decoded value)."""
+
+    header: str
+    where: str
+    key: str
+
+
+def prediction_source_columns(*, columns: list[str], source_format: str,
+                              identifier_kinds: Iterable[str]) -> list[SourceColumn]:
+    """The source's columns a batch CSV keeps after its own: a flat file's every column by its
+    own name (a "medical_abstract" stays "medical_abstract"; one named like a result column,
+    "title" or "abstract", holds the same text and is written once); a RIS or MEDLINE file's
+    identifiers and citation (DOI, PMID, authors, year, journal)."""
+    if source_format in _FLAT_FORMATS:
+        own = {"row", "id", "title", "abstract", PREDICTED, "top_terms", "note"}
+        return [SourceColumn(c, "record", c) for c in columns
+                if c.casefold() not in own and not c.startswith("p_")]
+    kinds = set(identifier_kinds)
+    return [*[SourceColumn(_ID_COLUMNS[k], "identifier", k) for k in ID_ORDER if k in kinds],
+            *[SourceColumn(k, "citation", k) for k in ("authors", "year", "journal")]]
+
+
+def _source_cell(item: dict[str, Any], column: SourceColumn) -> Any:
+    if column.where == "identifier":
+        return (item.get("identifiers") or {}).get(column.key, "")
+    value = item.get(column.key) if column.where == "citation" else (
+        (item.get("record") or {}).get(column.key))
+    if isinstance(value, list):
+        return "; ".join(map(str, value))
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return "" if value is None else value
+
+
+def prediction_csv_header(*, label_names: list[str], with_id: bool, top_terms: bool = False,
+                          source_columns: Iterable[SourceColumn] = ()) -> list[str]:
     return ["row", *(["id"] if with_id else []), "title", "abstract", PREDICTED,
             *[f"p_{name}" for name in label_names], *(["top_terms"] if top_terms else []),
-            "note"]
+            "note", *[c.header for c in source_columns]]
 
 
-def prediction_csv_row(item: dict[str, Any], *, label_names: list[str],
-                       with_id: bool, top_terms: bool = False) -> list[Any]:
+def prediction_csv_row(item: dict[str, Any], *, label_names: list[str], with_id: bool,
+                       top_terms: bool = False,
+                       source_columns: Iterable[SourceColumn] = ()) -> list[Any]:
     probabilities = item.get("probabilities") or {}
     return [item["row"], *([item_id(item)] if with_id else []), item["title"], item["abstract"],
             item.get(PREDICTED, []),
             *[_probability(probabilities.get(name)) for name in label_names],
-            *([top_terms_cell(item.get("top_terms"))] if top_terms else []), item["note"]]
+            *([top_terms_cell(item.get("top_terms"))] if top_terms else []), item["note"],
+            *[_source_cell(item, c) for c in source_columns]]
 
 
 def top_terms_cell(terms: dict[str, list[str]] | str | None) -> str:

@@ -28,6 +28,10 @@ SPLIT_NAMES = ("split",)
 # headings on every record and is usually meant for prediction, so they are labels only when
 # asked for (the label column option).
 READER_FIELDS_NOT_LABELS = {"nbib": {"meshheadings"}, "ris": {"keywords"}}
+# A reader's own fields never picked by name but still guessed from their values: reference
+# managers (Zotero, EndNote, Rayyan) keep a screening team's labels in RIS KW. Free keywords
+# have hundreds of distinct values and fail the guess; a few repeated classes pass it.
+READER_LABEL_CANDIDATES = {"ris": {"keywords"}}
 # Short, repeated values that are not classes; never guessed as labels from their shape.
 NOT_LABEL_NAMES = {
     "id", "pmid", "pmcid", "doi", "url", "link", "year", "date", "pubdate", "publicationdate",
@@ -129,7 +133,9 @@ def mapping_detect(
             mapping.label = label_column_guess(
                 columns=columns, sample_rows=sample_rows, text_column=mapping.abstract,
                 taken={mapping.title, mapping.abstract, mapping.split, *claimed},
-                skip=READER_FIELDS_NOT_LABELS.get(file_format, set()),
+                skip=READER_FIELDS_NOT_LABELS.get(file_format, set())
+                - READER_LABEL_CANDIDATES.get(file_format, set()),
+                allow=READER_LABEL_CANDIDATES.get(file_format, set()),
             )
     if "label_separator" in overrides:
         sep = str(overrides["label_separator"])
@@ -163,10 +169,12 @@ def label_column_guess(
     text_column: str,
     taken: set[str | None],
     skip: set[str] = frozenset(),
+    allow: set[str] = frozenset(),
 ) -> str | None:
     """A column that looks like classes beside the articles: present in most rows, short, few
     distinct values, and not numbers (a numeric column unnamed as a label is a measurement or
-    an id far more often than coded classes). The one with the fewest distinct values wins."""
+    an id far more often than coded classes). The one with the fewest distinct values wins.
+    `allow`: name keys checked even though NOT_LABEL_NAMES lists them (RIS keywords)."""
     rows = [r for r in sample_rows[:DETECT_SAMPLE_ROWS] if isinstance(r, dict)]
     if len(rows) < 4:  # too few to tell repeated values from chance
         return None
@@ -175,7 +183,7 @@ def label_column_guess(
     best: tuple[int, int, str] | None = None
     for position, column in enumerate(columns):
         key = name_key(column)
-        if column in taken or key in NOT_LABEL_NAMES or key in skip:
+        if column in taken or (key in NOT_LABEL_NAMES and key not in allow) or key in skip:
             continue
         raw = [r.get(column) for r in rows]
         present = [v for v in raw if cell_text(v)]

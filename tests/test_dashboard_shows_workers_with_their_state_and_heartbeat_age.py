@@ -16,12 +16,13 @@ from core.models import WorkerHeartbeat
 pytestmark = pytest.mark.django_db
 
 
-def test_live_busy_and_missing_workers_are_told_apart(alice_client: Client) -> None:
+def test_live_busy_and_missing_workers_are_told_apart(alice_client: Client, user, rows) -> None:
     now = timezone.now()
+    job = rows.job(rows.model(user, rows.dataset(user)))  # alice's: she may see its id
     services.worker_heartbeat_beat(
         hostname="training@gpu-box", host="gpu-box", pid=9, queues=[settings.QUEUE_TRAINING],
         pool="solo", concurrency=1, started_at=now, state="busy",
-        current_job="training job 12", busy_since=now - timedelta(minutes=3),
+        current_job=f"training job {job.pk}", busy_since=now - timedelta(minutes=3),
     )
     services.worker_heartbeat_beat(
         hostname="inference@web-box", host="web-box", pid=10,
@@ -38,7 +39,7 @@ def test_live_busy_and_missing_workers_are_told_apart(alice_client: Client) -> N
     assert "training@gpu-box" in card
     assert "solo pool on gpu-box" in card
     assert '<span class="badge running">busy</span>' in card
-    assert "training job 12" in card
+    assert f"training job {job.pk}</a>" in card
     assert "for 3" in card  # minutes busy
     assert '<span class="badge failed">missing</span>' in card
     assert "inference, default" in card  # the per-run queue prefix is not shown

@@ -38,6 +38,7 @@ from dataset_management.export import (
     prediction_csv_header,
     prediction_csv_row,
     prediction_item,
+    prediction_source_columns,
 )
 
 logger = logging.getLogger(__name__)
@@ -110,14 +111,19 @@ class _Outputs:
     the JSON Lines of export items that the RIS and JSON Lines downloads come from."""
 
     def __init__(self, csv_out: IO[str], records_out: IO[str], *, labels: list[str],
-                 with_id: bool, source_format: str, top_terms: bool, header: bool) -> None:
+                 with_id: bool, source_format: str, top_terms: bool, header: bool,
+                 source_columns: list[Any] | None = None) -> None:
         self.csv = csv.writer(csv_out)
         self.records = records_out
         self.labels, self.with_id, self.source_format = labels, with_id, source_format
         self.top_terms = top_terms
+        # The source's own columns (identifiers, citation, a CSV's other columns), kept after
+        # the result's: the file goes back where it came from with nothing dropped.
+        self.source_columns = source_columns or []
         if header:  # not when resuming: the part already starts with it
             header_row = prediction_csv_header(label_names=labels, with_id=with_id,
-                                               top_terms=top_terms)
+                                               top_terms=top_terms,
+                                               source_columns=self.source_columns)
             self.csv.writerow([csv_safe_cell(h) for h in header_row])
 
     def write(self, index: int, article: Article, prediction: dict[str, Any] | None,
@@ -127,7 +133,7 @@ class _Outputs:
         if self.top_terms:
             item["top_terms"] = terms if terms is not None else {}
         row = prediction_csv_row(item, label_names=self.labels, with_id=self.with_id,
-                                 top_terms=self.top_terms)
+                                 top_terms=self.top_terms, source_columns=self.source_columns)
         self.csv.writerow([csv_safe_cell(cell) for cell in row])
         self.records.write(jsonl_line(item))
 
@@ -163,7 +169,9 @@ def _classify(*, batch: BatchJob, source: Path, parts: tuple[Path, Path], progre
         outputs = _Outputs(csv_out, records_out, labels=list(ml_model.label_names),
                            with_id=bool(articles.identifier_columns),
                            source_format=articles.format, top_terms=batch.top_terms,
-                           header=resume is None)
+                           header=resume is None, source_columns=prediction_source_columns(
+                               columns=articles.columns, source_format=articles.format,
+                               identifier_kinds=articles.identifier_columns))
         window: list[tuple[int, Article]] = []
         for index, article in enumerate(articles, start=1):
             if index <= done:  # written before the worker died

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from classification import ml_models
 from classification.jobs.evaluation import EvaluationColumns, mlmodel_evaluation_columns
+from classification.jobs.overlap import evaluation_overlap
 from classification.models import MLModel
 
 if TYPE_CHECKING:
@@ -131,7 +132,10 @@ def mlmodel_evaluate_file(
     if problem:
         raise ValueError(problem)
     parsed = parse_articles_file(path, filename=columns.filename, mapping=columns.mapping)
-    return _evaluate(ml_model, parsed) | {"columns": columns.as_dict()}
+    metrics = _evaluate(ml_model, parsed)
+    # Rows the model was trained or validated on flatter its scores: counted for every caller.
+    overlap = evaluation_overlap(ml_model=ml_model, texts=parsed.texts)
+    return metrics | {"columns": columns.as_dict(), "training_overlap": overlap}
 
 
 def mlmodel_evaluate_upload(

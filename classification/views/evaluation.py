@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 
 from classification import services
 from classification.forms import FileUploadForm
+from classification.jobs.overlap import overlap_warning
 from classification.models import MLModel
 from classification.views.models import model_get
 from classification.views.presenters import metric_rows
@@ -101,6 +102,7 @@ def _evaluate_page(request: HttpRequest, *, model: MLModel, token: str,
         "problem": problem,
         "result": result,
         "rows": metric_rows(result) if result else [],
+        "overlap_warning": overlap_warning((result or {}).get("training_overlap")),
         "unknown_labels": sorted((result or {}).get("unknown_labels", {}).items(),
                                  key=lambda kv: (-kv[1], kv[0])),
     }, status=200 if result or not error else 400)

@@ -18,6 +18,7 @@ from classification.views.presenters import (
     job_phase_display,
     job_reason_plain,
     job_settings,
+    resume_banner,
 )
 from projects import policy
 
@@ -153,5 +154,6 @@ def job_resume(request: HttpRequest, pk: int) -> HttpResponse:
     except ValueError as exc:
         messages.error(request, str(exc))
         return redirect("classification:job_detail", pk=job.pk)
-    messages.success(request, "Resumed from the last checkpoint.")
+    # training_job_resume refreshed `job`: checkpoint_path is what the worker will start from.
+    messages.success(request, resume_banner(job=job))
     return redirect("classification:job_detail", pk=job.pk)

@@ -17,7 +17,11 @@ from classification.jobs.ensembles import ensemble_create as ensemble_create_ser
 from classification.jobs.searches import search_candidates_available, search_create
 from classification.models import MLModel, TrainingJob
 from classification.quality import quality_warnings
-from classification.views.presenters import job_settings, metric_rows
+from classification.views.presenters import (
+    job_settings,
+    metric_rows,
+    scored_on_different_test_rows,
+)
 from core.paging import page_of
 from core.zipstream import zip_directory_stream
 from projects import policy
@@ -245,7 +249,9 @@ def model_compare(request: HttpRequest) -> HttpResponse:
     return render(request, "classification/model_compare.html", {
         **extra,  # the members' project decides whether they may be combined
         "models": models, "rows": rows, "chart": chart, "choices": choices, "selected": ids,
-        # Test splits differ between datasets, so such scores are not like for like.
+        # Scores are like for like when the test rows are the same, even across datasets (one
+        # remade from reviews keeps its source's test rows); an ensemble needs one dataset.
+        "mixed_tests": scored_on_different_test_rows(models),
         "mixed_datasets": len({m.dataset_id for m in models}) > 1,
         "combinable": combinable,
     })

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from django.utils import timezone
@@ -11,22 +12,51 @@ from classification.engine.registry import REGISTRY
 from classification.engine.schema import ALIASES, SETTINGS
 from classification.models import TrainingJob
 
+# The hints say what happened, never where a resume starts: only the disk knows that, and the
+# reason (written once the training process was gone) names it, so the two cannot disagree.
 STATUS_HINTS = {
     "stalled": "The job stopped reporting progress, usually because the worker process died or "
-    "the machine slept. Resume continues from the last checkpoint.",
+    "the machine slept.",
     "failed": "Training stopped with an error. Fix the cause below, then resume or start again.",
-    "cancelled": "You cancelled this job. Resume continues from the last checkpoint.",
+    "cancelled": "You cancelled this job.",
     "queued": "Waiting for the background worker to pick this job up. If it stays queued, "
     "check that the worker is running (start_m1.sh starts it).",
 }
+# For a reason written without a resume note (an older row, a cancel before the job started).
+RESUME_UNKNOWN = "Resume continues from the newest saved checkpoint, or starts over without one."
+# How the reasons name the resume point (classification/jobs/paths.py resume_note, and the
+# "Resume: …" line training.py adds to a failure).
+_RESUME_MARKS = ("resume continues", "nothing to resume from", "resume:")
 
 
 def job_reason_plain(*, status: str, reason: str) -> str:
     hint = STATUS_HINTS.get(status, "")
-    if status == "queued" or not reason:
+    if status == "queued":
         return hint
-    first_line = reason.strip().splitlines()[0] if reason.strip() else ""
-    return f"{hint} Reason: {first_line}" if hint else first_line
+    lines = [line.strip() for line in (reason or "").strip().splitlines() if line.strip()]
+    # A failure puts the resume note on its own line after the error; the trace is left out.
+    shown = lines[:1] + [line for line in lines[1:3] if line.lower().startswith("resume:")]
+    text = " ".join(shown)
+    says_resume = any(mark in text.lower() for mark in _RESUME_MARKS)
+    resumable = status in ("stalled", "cancelled", "failed")
+    resume = RESUME_UNKNOWN if resumable and not says_resume else ""
+    parts = [hint, f"Reason: {text}" if text and hint else text, resume]
+    return " ".join(part for part in parts if part)
+
+
+def resume_banner(*, job: TrainingJob) -> str:
+    """What the resume just queued will start from, read from the job row the resume wrote
+    (checkpoint_path is the newest complete checkpoint on this node; synced_checkpoint the one
+    on shared storage, which the worker fetches first). The job's log says the same."""
+    if job.ml_model.model_type == "search":
+        return "Resumed: the search continues its study, keeping the trials already run."
+    local = Path(job.checkpoint_path).name if job.checkpoint_path else ""
+    shared = job.synced_checkpoint if job.synced_checkpoint.startswith("checkpoint-") else ""
+    newest = max([name for name in (local, shared) if name], default="",
+                 key=lambda name: int(name.rsplit("-", 1)[-1] or 0))
+    if newest:
+        return f"Resumed from {newest}: training continues from step {newest.rsplit('-', 1)[-1]}."
+    return "Resumed from the start: no checkpoint was saved, so training starts over."
 
 
 def metric_rows(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -174,3 +204,50 @@ def job_history_window(history: list[dict[str, Any]] | None, *, since: int = 0,
         "history_length": len(history),
         "history_reset": bool(since) and start == 0 and bool(history),
     }
+
+
+# --- Compare: which models were scored on the same test rows --------------------------------------
+
+def evaluation_rows_digest(*, dataset: Any) -> str | None:
+    """What a model of this dataset was scored on: a digest of the test split's rows (normalised
+    text and labels, sorted). A dataset remade from reviews keeps its source's test rows, so it
+    gives its source's digest. None without readable rows.
+
+    A rows file is never rewritten (its name is unique), so the digest is cached under it."""
+    import hashlib
+
+    import pyarrow.parquet as pq
+    from django.core.cache import cache
+
+    from dataset_management.normalize import text_key
+    from dataset_management.selectors import dataset_rows_file
+
+    if dataset is None or not dataset.rows_path:
+        return None
+    cache_key = f"compare:test-rows:v1:{dataset.rows_path}"
+    if (cached := cache.get(cache_key)) is not None:
+        return cached
+    try:
+        table = pq.read_table(dataset_rows_file(dataset=dataset),
+                              columns=["text", "labels", "split"], filters=[("split", "=", "test")])
+    except (OSError, ValueError, KeyError):  # gone, or a file without these columns
+        return None
+    keys = sorted(f"{text_key(text or '')}\x1f{'|'.join(sorted(labels or []))}"
+                  for text, labels in zip(table.column("text").to_pylist(),
+                                          table.column("labels").to_pylist(), strict=True))
+    digest = hashlib.sha256("\x1e".join(keys).encode("utf-8")).hexdigest()
+    cache.set(cache_key, digest, timeout=7 * 24 * 3600)
+    return digest
+
+
+def scored_on_different_test_rows(models: list[Any]) -> bool:
+    """True when the models' scores are not like for like: their test rows differ (a model
+    without a readable dataset is judged by its dataset id alone)."""
+    digests: dict[Any, str] = {}
+    keys = set()
+    for model in models:
+        if model.dataset_id not in digests:
+            digests[model.dataset_id] = (evaluation_rows_digest(dataset=model.dataset)
+                                         or f"dataset:{model.dataset_id}")
+        keys.add(digests[model.dataset_id])
+    return len(keys) > 1

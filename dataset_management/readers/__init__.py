@@ -44,6 +44,12 @@ _BY_EXTENSION = {
 FORMATS_SENTENCE = "CSV (any delimiter), TSV, XLSX, JSON, JSONL, RIS or PubMed MEDLINE (.nbib)"
 _ZIP_MAGIC = b"PK\x03\x04"
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"  # legacy .xls / .doc
+# PubMed's "Save > XML" and efetch's output; named, not read as a CSV whose header is "<?xml".
+PUBMED_XML_REFUSED = (
+    "PubMed XML is not supported yet; export as RIS or CSV, or in PubMed use Send to > "
+    "Citation manager (a .nbib file), which is read."
+)
+XML_REFUSED = f"XML and HTML files are not supported; export as {FORMATS_SENTENCE}."
 
 
 def sniff_format(path: Path, *, filename: str) -> str:
@@ -58,6 +64,7 @@ def sniff_format(path: Path, *, filename: str) -> str:
     if fmt == "xlsx":
         raise DatasetFileError("The file is not a valid XLSX workbook.")
     text = head.removeprefix(UTF8_BOM).lstrip()
+    _refuse_xml(text, ext=ext)
     # A .csv that starts with "[" was saved by a tool that picked the wrong extension.
     if fmt and not (fmt == "csv" and text[:1] in (b"[", b"{")):
         return fmt
@@ -70,6 +77,17 @@ def sniff_format(path: Path, *, filename: str) -> str:
     if text.startswith(b"PMID-"):
         return "nbib"
     return "tsv" if ext in ("tsv", "tab") else "csv"
+
+
+def _refuse_xml(text: bytes, *, ext: str) -> None:
+    """An XML file (by its first bytes or its extension) is refused by name, before any reader
+    would report its "<?xml" line as a header with no text column."""
+    if not (text.startswith(b"<") or ext == "xml"):
+        return
+    if b"pubmedarticle" in text.lower():  # the root (PubmedArticleSet) or its DOCTYPE
+        raise DatasetFileError(PUBMED_XML_REFUSED)
+    if text.startswith((b"<?xml", b"<!DOCTYPE", b"<!doctype")) or ext == "xml":
+        raise DatasetFileError(XML_REFUSED)
 
 
 def read_records(path: str | Path, *, filename: str) -> RecordStream:

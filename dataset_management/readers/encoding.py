@@ -8,7 +8,7 @@ from pathlib import Path
 
 from charset_normalizer import from_bytes
 
-from .errors import DatasetFileError
+from .errors import DatasetFileError, names_listed
 
 UTF8_BOM = b"\xef\xbb\xbf"
 CHUNK = 1 << 20
@@ -77,10 +77,7 @@ def detect_encoding(path: Path) -> tuple[str, str]:
         if bad_line is None:
             return ("utf-8-sig", "UTF-8 byte-order mark") if has_bom else ("utf-8", "valid UTF-8")
         if has_bom or saw_multibyte:
-            raise DatasetFileError(
-                f"Line {bad_line} is not valid UTF-8 but other lines are: the file mixes "
-                "encodings. Re-save it as UTF-8."
-            )
+            raise DatasetFileError(mixed_encodings_message(path))
         f.seek(max(0, bad_offset - CHUNK // 2))
         sample = head + f.read(CHUNK)
     best = from_bytes(sample, cp_isolation=FALLBACK_ENCODINGS).best()
@@ -90,3 +87,55 @@ def detect_encoding(path: Path) -> tuple[str, str]:
             "Latin-1 either. Re-save it as UTF-8."
         )
     return best.encoding, f"not UTF-8 (line {bad_line}); charset-normalizer chose {best.encoding}"
+
+
+def mixed_encodings_message(path: Path) -> str:
+    """Why a file that is UTF-8 in places and not in others is refused, naming the lines that
+    are not UTF-8 (the first few, and how many in all), so they can be found and re-typed.
+    Where those are most of the file, the UTF-8 lines are the odd ones out and are named too."""
+    bad, bad_count, good, good_count = _lines_by_encoding(path)
+    shown = names_listed(bad) if bad_count <= len(bad) else (
+        f"{', '.join(map(str, bad))} and {bad_count - len(bad):,} more")
+    subject = f"Line {shown} is" if bad_count == 1 else f"Lines {shown} are"
+    also = ""
+    if bad_count > good_count:
+        utf8 = names_listed(good) if good_count <= len(good) else (
+            f"{', '.join(map(str, good))} and {good_count - len(good):,} more")
+        also = f" (UTF-8 with accents: line{'s' if good_count > 1 else ''} {utf8})"
+    return (f"{subject} not valid UTF-8 but other lines are{also}: the file mixes encodings. "
+            "Re-save it as UTF-8.")
+
+
+def _lines_by_encoding(path: Path, *, shown: int = 10) -> tuple[list[int], int, list[int], int]:
+    """(first `shown` lines that are not UTF-8, how many, first `shown` lines that are UTF-8
+    beyond ASCII, how many). Reads a line at most CHUNK bytes at a time, so one enormous line
+    cannot take the memory; a line longer than that is checked piece by piece."""
+    bad: list[int] = []
+    good: list[int] = []
+    bad_count = good_count = 0
+    number = 1
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    line_bad = line_multibyte = False
+    with path.open("rb") as f:
+        while piece := f.readline(CHUNK):
+            if not line_bad:
+                try:
+                    decoder.decode(piece, final=piece.endswith(b"\n"))
+                except UnicodeDecodeError:
+                    line_bad = True
+            text = piece.removeprefix(UTF8_BOM) if number == 1 else piece  # a BOM is no accent
+            line_multibyte = line_multibyte or bool(_UTF8_MULTIBYTE.search(text))
+            if not piece.endswith(b"\n") and len(piece) == CHUNK:
+                continue  # the same line goes on in the next piece
+            if line_bad:
+                bad_count += 1
+                if len(bad) < shown:
+                    bad.append(number)
+            elif line_multibyte:
+                good_count += 1
+                if len(good) < shown:
+                    good.append(number)
+            decoder.reset()
+            line_bad = line_multibyte = False
+            number += 1
+    return bad, bad_count, good, good_count

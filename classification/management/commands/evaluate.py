@@ -12,6 +12,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from classification import selectors, services
+from classification.jobs.overlap import overlap_warning
 from classification.management.commands._scope import (
     project_check,
     role_check,
@@ -67,6 +68,8 @@ class Command(BaseCommand):
         except Exception as exc:  # reader and engine errors are not all ValueErrors
             raise CommandError(f"Could not evaluate on {file}: {exc}") from exc
         self.stdout.write(f"Columns: {columns.describe()}")
+        if warning := overlap_warning(metrics.get("training_overlap")):
+            self.stdout.write(self.style.WARNING(warning))
         self._report_left_out(metrics)
         for label, row in sorted((metrics.get("per_label") or {}).items()):
             if isinstance(row, dict):
@@ -77,6 +80,8 @@ class Command(BaseCommand):
         summary = {k: metrics[k] for k in SUMMARY_KEYS if k in metrics}
         if metrics.get("unknown_labels"):
             summary["unknown_labels"] = metrics["unknown_labels"]
+        if metrics.get("training_overlap") is not None:
+            summary["training_overlap"] = metrics["training_overlap"]["rows"]
         self.stdout.write(json.dumps(summary))
 
     def _report_left_out(self, metrics: dict) -> None:
