@@ -78,7 +78,7 @@ def test_a_file_is_classified_in_the_background_with_progress(alice_client, trai
     rows = download(alice_client, batch_id)
     labels = trained_model.label_names
     assert rows[0] == ["row", "title", "abstract", "predicted_labels",
-                       *[f"p_{n}" for n in labels], "note", "group"]  # the file's own column travels
+                       *[f"p_{n}" for n in labels], "note", "group"]  # the source column
     assert len(rows) == 201
     first = dict(zip(rows[0], rows[1], strict=True))
     assert 0.0 <= float(first[f"p_{labels[0]}"]) <= 1.0
