@@ -68,8 +68,14 @@ class StartedScript:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def wait_until_running(self) -> str:
-        wait_for(lambda: "MedLitBot is running" in self.output.read_text(), 480,
-                 "start_m1.sh to report that everything runs", poll=1)
+        def running() -> bool:
+            text = self.output.read_text()
+            if self.process.poll() is not None:  # no use waiting: say why at once
+                raise AssertionError(f"start_m1.sh exited ({self.process.returncode}):\n"
+                                     f"{text[-3000:]}")
+            return "MedLitBot is running" in text
+
+        wait_for(running, 480, "start_m1.sh to report that everything runs", poll=1)
         return self.output.read_text()
 
     def processes(self) -> list[psutil.Process]:

@@ -48,6 +48,8 @@ def the_one(script: StartedScript, *markers: str) -> psutil.Process | None:
     found = []
     for proc in script.processes():
         try:  # a process that dies meanwhile (a zombie not yet reaped) is not counted
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                continue
             command, parent = " ".join(proc.cmdline()), " ".join(proc.parent().cmdline())
         except psutil.Error:
             continue

@@ -296,6 +296,7 @@ def _orphan_end(batch: BatchJob, *, why: str) -> str | None:
     if batch.input_path and _resume_orphan(batch, why=why):
         return "resumed"
     resumes = batch.status_changes.filter(source=S.RUNNING, target=S.QUEUED).count()
+    resumes = resumes if resumes >= MAX_RESUMES else 0  # else it failed for want of its input
     return "failed" if _fail_orphan(batch, why=why, resumes=resumes) else None
 
 
