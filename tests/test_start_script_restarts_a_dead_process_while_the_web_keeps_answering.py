@@ -43,10 +43,16 @@ class HealthPoller(threading.Thread):
         self.join(timeout=10)
 
 
-def the_one(script: StartedScript, *markers: str) -> psutil.Process | None:
-    """The one live process whose command line has every marker and whose parent does not."""
+def the_one(script: StartedScript, *markers: str,
+            ignore: frozenset[int] = frozenset()) -> psutil.Process | None:
+    """The one live process whose command line has every marker and whose parent does not.
+
+    `ignore`: pids known to be on their way out (a killed master's workers, orphaned for the
+    moment before the supervisor's group kill reaches them)."""
     found = []
     for proc in script.processes():
+        if proc.pid in ignore:
+            continue
         try:  # a process that dies meanwhile (a zombie not yet reaped) is not counted
             if proc.status() == psutil.STATUS_ZOMBIE:
                 continue
@@ -99,7 +105,8 @@ def kill_the_web(script: StartedScript) -> None:
     old_workers = master.children()
     assert old_workers, "gunicorn runs its workers"
     master.kill()
-    back = wait_for(lambda: (m := the_one(script, "gunicorn", "gunicorn_conf"))
+    dying = frozenset(p.pid for p in old_workers)
+    back = wait_for(lambda: (m := the_one(script, "gunicorn", "gunicorn_conf", ignore=dying))
                     and m.pid != master.pid and m, 60, "a new gunicorn", poll=0.2)
 
     def answers() -> bool:
