@@ -25,7 +25,7 @@ def old_table_make(user_id: int) -> None:
     """authtoken_token as rest_framework.authtoken's migrations left it, with one plain key."""
     with connection.cursor() as cursor:
         cursor.execute('CREATE TABLE "authtoken_token" ("key" varchar(40) NOT NULL PRIMARY KEY, '
-                       '"created" datetime NOT NULL, "user_id" integer NOT NULL UNIQUE)')
+                       '"created" timestamp NOT NULL, "user_id" integer NOT NULL UNIQUE)')
         cursor.execute('INSERT INTO "authtoken_token" VALUES (%s, %s, %s)',
                        [OLD_KEY, "2024-03-01 09:30:00", user_id])
     MigrationRecorder(connection).record_applied("authtoken", "0004_alter_tokenproxy_options")

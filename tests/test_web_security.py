@@ -115,7 +115,7 @@ def test_production_settings_secure_cookies_and_headers() -> None:
     )
     # HTTPS=True: served behind a TLS proxy, as docs/deploy.md describes production.
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "medlitbot_project.settings",
-           "DEBUG": "False", "SECRET_KEY": "x" * 60, "USE_SQLITE": "True", "HTTPS": "True"}
+           "DEBUG": "False", "SECRET_KEY": "x" * 60, "DATABASE_URL": "", "HTTPS": "True"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
                          text=True, check=True, timeout=60)
     values = json.loads(out.stdout.strip().splitlines()[-1])
