@@ -108,16 +108,21 @@ def project_delete(*, user: Any, project: Project) -> None:
     project.delete()
 
 
-def _user_find(identifier: str) -> Any:
+def user_find(*, identifier: str, not_found_hint: str = "") -> Any:
+    """The one user with this username, or this e-mail when it looks like one.
+
+    Two matches (usernames differing only in case, a shared e-mail) are refused rather than
+    one picked: adding the wrong person to a project is worse than asking for the username.
+    """
     identifier = (identifier or "").strip()
-    user_model = get_user_model()
-    found = user_model.objects.filter(
-        Q(username__iexact=identifier) | (Q(email__iexact=identifier) if "@" in identifier
-                                          else Q(pk__in=[]))
-    ).first() if identifier else None
-    if found is None:
-        raise ProjectError(f"No user is called “{identifier}”. Invite them with a link instead.")
-    return found
+    by_email = Q(email__iexact=identifier) if "@" in identifier else Q(pk__in=[])
+    users = (list(get_user_model().objects.filter(Q(username__iexact=identifier) | by_email)[:2])
+             if identifier else [])
+    if not users:
+        raise ProjectError(f"No user is called “{identifier}”.{not_found_hint}")
+    if len(users) > 1:
+        raise ProjectError(f"More than one user matches “{identifier}”; give the username.")
+    return users[0]
 
 
 def _role_check(role: str) -> str:
@@ -133,8 +138,9 @@ def _owners_left(project: Project, *, without_user_id: int) -> int:
 def member_add(*, user: Any, project: Project, identifier: str, role: str) -> Membership:
     """Add an existing user by username or e-mail, or change the role of one already in."""
     policy.require(user=user, action=policy.Action.MANAGE_MEMBERS, project=project)
-    return member_set(actor=user, project=project, member=_user_find(identifier),
-                      role=_role_check(role))
+    member = user_find(identifier=identifier,
+                       not_found_hint=" Invite them with a link instead.")
+    return member_set(actor=user, project=project, member=member, role=_role_check(role))
 
 
 def member_set(*, actor: Any, project: Project, member: Any, role: str) -> Membership:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import Q
 
 from projects import services
 from projects.models import Project, Role
@@ -34,7 +32,10 @@ class Command(BaseCommand):
         project = Project.objects.filter(pk=int(given)).first() if given.isdigit() else None
         if project is None:
             raise CommandError(f"No project has the id {options['project_id']}.")
-        member = _user_find(options["username"])
+        try:
+            member = services.user_find(identifier=options["username"])
+        except services.ProjectError as exc:
+            raise CommandError(exc.message) from None
         role = options["role"]
         if options["remove"]:
             if role:
@@ -58,15 +59,3 @@ class Command(BaseCommand):
             raise CommandError(exc.message) from None
         self.stdout.write(f"{member.get_username()} is no longer a member of “{project.name}” "
                           f"(project {project.pk}).")
-
-
-def _user_find(identifier: str) -> Any:
-    """The user by username, or by e-mail when it looks like one; CommandError if none."""
-    identifier = identifier.strip()
-    by_email = Q(email__iexact=identifier) if "@" in identifier else Q(pk__in=[])
-    found = get_user_model().objects.filter(Q(username__iexact=identifier) | by_email)
-    users = list(found[:2])
-    if len(users) != 1:
-        raise CommandError(f"No user is called “{identifier}”." if not users else
-                           f"More than one user matches “{identifier}”; give the username.")
-    return users[0]
