@@ -8,7 +8,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.utils.functional import SimpleLazyObject
 
-from . import policy, selectors
+from . import policy, selectors, services
 
 SESSION_KEY = "project_id"
 
@@ -36,7 +36,7 @@ def project_current(request: HttpRequest) -> Any:
     for row in rows:
         if row.personal_for_id == user.pk:
             return row
-    return selectors.project_current(user=user, project_id=None)  # makes the personal one
+    return services.project_personal(user=user)  # a user never has no project
 
 
 class CurrentProjectMiddleware:

@@ -23,16 +23,6 @@ def project_list_rows(*, user: Any) -> QuerySet[Project]:
     )
 
 
-def project_current(*, user: Any, project_id: Any) -> Project:
-    from .services import project_personal
-
-    if project_id is not None:
-        found = project_list(user=user).filter(pk=project_id).first()
-        if found is not None:
-            return found
-    return project_personal(user=user)
-
-
 def project_counts(*, project: Project) -> dict[str, int]:
     return {
         "datasets": project.datasets.count(),
