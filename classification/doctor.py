@@ -244,7 +244,7 @@ def check_services() -> list[Check]:
 def check_storage() -> Check:
     """Where durable files live, and on several machines whether the bucket answers and how
     full this node's cache is."""
-    from classification.jobs.processes import hostname
+    from core.processes import hostname
     from core import filestore
 
     if not filestore.shared_enabled():

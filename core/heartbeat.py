@@ -43,7 +43,7 @@ from django.conf import settings
 from django.db import close_old_connections, connections
 from django.utils import timezone
 
-from classification.jobs import processes
+from core import processes
 
 logger = logging.getLogger(__name__)
 

@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "projects",
     "dataset_management",
     "classification",
+    "screening",
     "api",
 ]
 

@@ -12,6 +12,7 @@ urlpatterns = [
     path("datasets/", include("dataset_management.urls")),
     path("", include("classification.urls")),
     path("", include("core.urls")),
+    path("screening/", include("screening.urls")),
     path("api/", include("api.urls")),
     path("account/tokens/", token_views.token_page, name="account_tokens"),
     path("account/tokens/<int:pk>/revoke/", token_views.token_revoke,

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from classification.batches.services import batch_job_run
-from classification.jobs.processes import hostname
+from core.processes import hostname
 from classification.models import BatchJob
 from tests.batch_support import DEMO_SLICE, batch_files, create_batch
 

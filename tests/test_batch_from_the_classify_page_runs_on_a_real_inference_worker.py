@@ -10,7 +10,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from classification.jobs.processes import hostname
+from core.processes import hostname
 from classification.models import BatchJob
 from dataset_management.export import csv_safe_cell
 from tests.batch_support import (

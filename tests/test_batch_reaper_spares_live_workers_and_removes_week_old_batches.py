@@ -22,7 +22,7 @@ from classification.batches.services import (
     batch_jobs_reap,
     batch_jobs_reconcile_on_worker_start,
 )
-from classification.jobs.processes import hostname
+from core.processes import hostname
 from classification.models import BatchJob
 from tests.batch_support import DEMO_SLICE, batch_files, create_batch
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from classification import services
-from classification.jobs import processes
+from core import processes
 from classification.models import TrainingJob
 
 

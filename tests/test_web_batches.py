@@ -157,7 +157,7 @@ def test_a_batch_whose_worker_died_is_queued_again_with_a_reason(alice_client, t
     batch_id = start(alice_client, trained_model)
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    from classification.jobs.processes import hostname
+    from core.processes import hostname
 
     BatchJob.objects.filter(pk=batch_id).update(
         status="running", worker_host=hostname(), worker_pid=gone.pid, total=5, processed=2,

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from classification.jobs import processes
+from core import processes
 from classification.models import BatchJob
 
 logger = logging.getLogger(__name__)

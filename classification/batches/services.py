@@ -26,7 +26,8 @@ from classification.batches.lifecycle import (
     batch_job_finish,
 )
 from classification.batches.runner import BatchFileError, batch_job_run
-from classification.jobs import broker, processes
+from classification.jobs import broker
+from core import processes
 from classification.jobs.explanations import explainable
 from classification.models import BatchJob, MLModel
 from core import filestore

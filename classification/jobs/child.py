@@ -8,7 +8,7 @@ import sys
 
 
 def child_main(job_id: int, parent_pid: int) -> None:
-    from classification.jobs import processes
+    from core import processes
 
     # First thing: never outlive the worker that supervises us.
     processes.die_with_parent(parent_pid)

@@ -16,7 +16,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from classification import ml_models
-from classification.jobs import paths, processes, routing
+from classification.jobs import paths, routing
+from core import processes
 from classification.models import MLModel, TrainingJob
 from core import queueing
 from projects import policy

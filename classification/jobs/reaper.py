@@ -9,7 +9,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from classification.jobs import broker, cleanup, lifecycle, paths, processes
+from classification.jobs import broker, cleanup, lifecycle, paths
+from core import processes
 from classification.models import TrainingJob
 
 logger = logging.getLogger(__name__)
