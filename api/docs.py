@@ -1,30 +1,11 @@
-"""Swagger UI served from our own static files: drf-spectacular's default loads it from a CDN,
-and MedLitBot must work with no network.
+"""The request examples /api/docs/ offers, and the token view's, which lives in api/auth.py.
 
-The split view serves the page's init script as a separate same-origin request (``?script``)
-instead of inline, and the template drops the inline <style>, so the page runs under the
-Content-Security-Policy without 'unsafe-inline'.
-
-Also the request examples the page offers, and the token view's, which lives in api/auth.py.
+The page itself is drf-spectacular's split Swagger view (api/urls.py) over the Swagger UI that
+drf-spectacular-sidecar ships as static files, so it works with no network and under the CSP.
 """
 
-from django.templatetags.static import static
 from drf_spectacular.extensions import OpenApiViewExtension
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
-from drf_spectacular.views import SpectacularSwaggerSplitView
-
-
-class OfflineSwaggerView(SpectacularSwaggerSplitView):
-    template_name = "api/swagger_ui.html"
-
-    @staticmethod
-    def _swagger_ui_resource(filename: str) -> str:
-        return static(f"vendor/swagger-ui/{filename}")
-
-    @staticmethod
-    def _swagger_ui_favicon() -> str:
-        return static("vendor/swagger-ui/favicon-32x32.png")
-
 
 # --- Request examples ---------------------------------------------------------------------------
 # Each example is a whole, valid request on its own: /api/docs/ offers them in a drop-down and

@@ -27,7 +27,7 @@ from rest_framework.views import APIView
 
 from api.ownership import Action, model_get
 from classification.engine.types import article_text
-from classification.jobs.explanations import (
+from classification.mlmodels.explanations import (
     EXPLAIN_MAX_CHARS,
     EXPLAIN_MAX_LABELS,
     ExplainBusy,

@@ -30,7 +30,6 @@ from api.ownership import (
 from api.presenters import model_headline_annotations
 from classification import ml_models, services
 from classification.batches import services as batch_services
-from classification.model_paths import model_path_problem
 from classification.models import MLModel, TrainingJob
 from dataset_management import selectors as dataset_selectors
 from dataset_management import services as dataset_services
@@ -177,22 +176,17 @@ def _start_training(request: Request) -> TrainingJob:
     policy.require(user=request.user, action=Action.TRAIN, obj=dataset)
     if not dataset.is_trainable:
         raise ValidationError({"dataset": ["This dataset needs at least two labels to train on."]})
-    model_type = data.validated_data["model_type"]
-    config = data.validated_data.get("config") or {}
-    problem = model_path_problem(str(config.get("model_path") or ""))
-    if problem:
-        raise ValidationError({"config": {"model_path": [problem]}})
-    if model_type == "custom" and not config.get("model_path"):
-        raise ValidationError({"config": {"model_path": [
-            "The custom type needs a local model folder."]}})
     try:
         return services.training_job_create(
             owner=request.user,
             dataset=dataset,
-            model_type=model_type,
-            name=data.validated_data.get("name") or f"{dataset.name} · {model_type}",
-            config=config,
+            model_type=data.validated_data["model_type"],
+            name=data.validated_data.get("name") or "",
+            config=data.validated_data.get("config") or {},
         )
+    except ml_models.TrainConfigError as exc:
+        # The service's refusal of a setting (a custom model's folder) shows on that setting.
+        raise ValidationError({"config": exc.errors}) from exc
     except (ValueError, ml_models.ModelUnavailableError) as exc:
         raise ValidationError({"detail": str(exc)}) from exc
 

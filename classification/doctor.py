@@ -177,57 +177,82 @@ def _django() -> bool:
 def check_services() -> list[Check]:
     if not _django():
         return [Check("django", FAIL, "settings could not be loaded; check .env")]
+    checks = [check_database()]
+    if checks[0].status != FAIL:
+        checks += check_workers()
+    checks.append(check_broker())
+    checks += check_free_disk()
+    checks.append(check_storage())
+    checks.append(check_disk_used())
+    checks += check_model_availability()
+    return checks
+
+
+def check_database() -> Check:
+    """Which database, by engine, host and name (never the password), so a node that meant the
+    team's PostgreSQL but runs on its own SQLite file is seen at once."""
     from django.conf import settings
     from django.db import connection
 
     from core.backing_services import database_description
 
-    checks = []
-    # Which database, by engine, host and name (never the password), so a node that meant the
-    # team's PostgreSQL but runs on its own SQLite file is seen at once.
     database = database_description()
     try:
         connection.ensure_connection()
-        if connection.vendor == "sqlite" and settings.SHARED_STORAGE_URL:
-            checks.append(Check("database", WARN, (
-                f"{database} reachable, but SHARED_STORAGE_URL is set: every node has its own "
-                "SQLite file; set DATABASE_URL=postgres://... on every node")))
-        else:
-            checks.append(Check("database", OK, f"{database} reachable"))
     except Exception as exc:
-        checks.append(Check("database", FAIL, f"{database} not reachable: {exc}"))
-    else:
-        checks += check_workers()
-    broker = settings.CELERY_BROKER_URL
-    if broker.startswith("redis"):
-        try:
-            import redis
+        return Check("database", FAIL, f"{database} not reachable: {exc}")
+    if connection.vendor == "sqlite" and settings.SHARED_STORAGE_URL:
+        return Check("database", WARN, (
+            f"{database} reachable, but SHARED_STORAGE_URL is set: every node has its own "
+            "SQLite file; set DATABASE_URL=postgres://... on every node"))
+    return Check("database", OK, f"{database} reachable")
 
-            redis.Redis.from_url(broker, socket_connect_timeout=2, socket_timeout=2).ping()
-            checks.append(Check("redis", OK, f"{broker} reachable"))
-        except Exception as exc:
-            checks.append(Check("redis", FAIL, f"{broker} not reachable: {exc}; start "
-                                "redis-server or set CELERY_BROKER_URL=filesystem://"))
-    else:
-        checks.append(Check("broker", OK, broker))
+
+def check_broker() -> Check:
+    from django.conf import settings
+
+    from core.broker import broker_is_redis, broker_ping
+
+    broker = settings.CELERY_BROKER_URL
+    if not broker_is_redis(broker):
+        return Check("broker", OK, broker)
+    try:
+        broker_ping(timeout=2.0)
+    except Exception as exc:
+        return Check("redis", FAIL, f"{broker} not reachable: {exc}; start "
+                                    "redis-server or set CELERY_BROKER_URL=filesystem://")
+    return Check("redis", OK, f"{broker} reachable")
+
+
+def check_free_disk() -> list[Check]:
+    from django.conf import settings
+
+    checks = []
     for label, folder in (("disk (models)", settings.MODEL_ARTIFACT_ROOT),
                           ("disk (media)", settings.MEDIA_ROOT)):
         path = Path(folder)
-        while not path.exists() and path != path.parent:
+        while not path.exists() and path != path.parent:  # a folder not made yet: its parent
             path = path.parent
         free = shutil.disk_usage(path).free / 2**30
         status = FAIL if free < 1 else WARN if free < 5 else OK
         checks.append(Check(label, status, f"{free:.1f} GiB free at {path}"))
-    checks.append(check_storage())
+    return checks
+
+
+def check_disk_used() -> Check:
     try:
         from classification.selectors import artifact_disk_usage
 
         used = artifact_disk_usage()
-        checks.append(Check("disk used", OK, (
-            f"trained models {used['models'] / 2**20:.0f} MB; checkpoints kept for resuming "
-            f"{used['checkpoints'] / 2**20:.0f} MB in {used['job_folders']} job folder(s)")))
     except Exception as exc:
-        checks.append(Check("disk used", WARN, f"could not measure: {exc}"))
+        return Check("disk used", WARN, f"could not measure: {exc}")
+    return Check("disk used", OK, (
+        f"trained models {used['models'] / 2**20:.0f} MB; checkpoints kept for resuming "
+        f"{used['checkpoints'] / 2**20:.0f} MB in {used['job_folders']} job folder(s)"))
+
+
+def check_model_availability() -> list[Check]:
+    checks = []
     try:
         from classification import ml_models
 
@@ -244,8 +269,8 @@ def check_services() -> list[Check]:
 def check_storage() -> Check:
     """Where durable files live, and on several machines whether the bucket answers and how
     full this node's cache is."""
-    from core.processes import hostname
     from core import filestore
+    from core.processes import hostname
 
     if not filestore.shared_enabled():
         return Check("storage", OK, f"{filestore.describe()}; set SHARED_STORAGE_URL to run "

@@ -12,8 +12,8 @@ from classification.engine.schema import (
 )
 from classification.engine.types import article_text
 from classification.ml_models import REGISTRY
-from classification.model_paths import model_path_problem
 from classification.selectors import training_dataset_choices
+from classification.services import training_model_path_errors
 from dataset_management.models import Dataset
 from dataset_management.readers import FORMATS_SENTENCE
 
@@ -106,15 +106,12 @@ class TrainingJobCreateForm(forms.Form):
         dataset = data.get("dataset")
         if dataset is not None and not dataset.is_trainable:
             self.add_error("dataset", "This dataset needs at least two labels to train on.")
-        if data.get("model_type") == "custom" and not data.get("model_path"):
-            if self.staff:
-                self.add_error("model_path", "The custom type needs a local model folder.")
-            else:
-                self.add_error("model_type", "The custom type trains from a folder on the "
-                                             "server, which only staff may give.")
-        problem = model_path_problem(data.get("model_path") or "")
-        if problem:
-            self.add_error("model_path", problem)
+        # The service's own rule, asked here so the refusal shows on its field; a person who
+        # may not name a folder sees it on the type they chose.
+        for name, errors in training_model_path_errors(
+                model_type=data.get("model_type") or "", config=data, staff=self.staff).items():
+            for error in errors:
+                self.add_error(name if name in self.fields else "model_type", error)
         try:
             self.settings = training_config_clean(
                 {s.name: data.get(s.name) for s in user_settings(advanced_only=True)
@@ -135,8 +132,8 @@ class TrainingJobCreateForm(forms.Form):
         return config
 
     def model_name(self) -> str:
-        data = self.cleaned_data
-        return data.get("name") or f"{data['dataset'].name} · {data['model_type']}"
+        """The name the person gave; '' lets training_job_create give the default one."""
+        return self.cleaned_data.get("name") or ""
 
 
 class ClassifyForm(forms.Form):

@@ -12,8 +12,8 @@ from django.db.models import FloatField, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from classification import paths
 from classification.engine.artifacts import MANIFEST
-from classification.jobs import paths
 from classification.models import MLModel, TrainingJob
 from core import filestore
 from dataset_management.models import Dataset

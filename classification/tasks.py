@@ -1,4 +1,8 @@
-"""Celery tasks, thin: load by id, call one service. Also the worker-start reconciliation."""
+"""Celery tasks, thin: load by id, call one service. Also the worker-start reconciliation.
+
+Services send these by name (core.queueing), under the names registered here, so they never
+import this module and it may import them at the top.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,13 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
+from classification import services
+from classification.batches import services as batch_services
+
 logger = logging.getLogger(__name__)
 
 
-@shared_task(bind=True, ignore_result=True)
+@shared_task(name=services.TRAINING_TASK, bind=True, ignore_result=True)
 def start_model_training(
     self: Any, model_id: int, config: dict[str, Any] | None = None, job_id: int | None = None
 ) -> int | None:
@@ -19,8 +26,6 @@ def start_model_training(
 
     ``start_model_training.delay(model.id, {"total_epochs": 1, "batch_size": 4})``
     """
-    from classification import services
-
     job = services.training_job_for_delivery(
         model_id=model_id, config=config, job_id=job_id, task_id=self.request.id
     )
@@ -33,8 +38,6 @@ def start_model_training(
 @worker_ready.connect
 def reconcile_jobs_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
     # A worker that died mid-training left its job "running"; say so before taking new work.
-    from classification import services
-
     try:
         services.training_jobs_reconcile_on_worker_start()
     except Exception:  # a reconciliation bug must never stop the worker from starting
@@ -45,21 +48,17 @@ def reconcile_jobs_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
 # by the next worker start (or the reaper), and resumes from its checkpoint, or is failed with a
 # plain reason. Not acks_late: with Redis, a SIGKILLed worker's unacked message would only come
 # back after the visibility timeout (hours), and a redelivery cannot tell a resume from a rerun.
-@shared_task(name="classification.tasks.batch_job_run", ignore_result=True, acks_late=False)
+@shared_task(name=batch_services.BATCH_TASK, ignore_result=True, acks_late=False)
 def batch_job_run(batch_id: str) -> str | None:
     """Classify one queued batch on the inference worker (routed by CELERY_TASK_ROUTES)."""
-    from classification.batches import services
-
-    return services.batch_job_run(batch_id=batch_id)
+    return batch_services.batch_job_run(batch_id=batch_id)
 
 
 @worker_ready.connect
 def reconcile_batches_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
     # A worker killed mid-batch left its batch "running": resume it (or fail it), but only where
     # this host can see that the worker process is dead.
-    from classification.batches import services
-
     try:
-        services.batch_jobs_reconcile_on_worker_start()
+        batch_services.batch_jobs_reconcile_on_worker_start()
     except Exception:  # a reconciliation bug must never stop the worker from starting
         logger.exception("reconciling batches at worker start failed")

@@ -12,8 +12,20 @@ class CoreConfig(AppConfig):
         # commands the receivers are connected but never fire.
         from django.contrib.auth.signals import user_login_failed
 
-        from core import heartbeat  # noqa: F401
+        # core.heartbeat connects its receivers on import.
+        from core import heartbeat, maintenance, metrics, registry  # noqa: F401
         from core.loginthrottle import count_failure
 
         # Every failed password login counts against its client address (core/loginthrottle.py).
         user_login_failed.connect(count_failure, dispatch_uid="core.loginthrottle.count_failure")
+
+        # After the apps' own (they register below 90), so the log and /metrics keep one order.
+        registry.maintenance_step_register(
+            name="old_worker_pings", func=maintenance.worker_pings_purge_old, order=90
+        )
+        registry.metrics_collector_register(
+            name="queues", func=metrics.queue_depths_read, order=90
+        )
+        registry.metrics_collector_register(
+            name="workers", func=metrics.worker_heartbeats_read, order=91
+        )

@@ -43,7 +43,7 @@ from django.conf import settings
 from django.db import close_old_connections, connections
 from django.utils import timezone
 
-from core import processes
+from core import processes, registry
 
 logger = logging.getLogger(__name__)
 
@@ -62,20 +62,18 @@ class RunningTask:
 
 
 def task_job(name: str, args: Any, kwargs: Any) -> str:
-    """A short description of what a task works on, e.g. "training job 12" or "batch 7"."""
-    args, kwargs = list(args or ()), dict(kwargs or {})
-    short = name.rsplit(".", 1)[-1]
-    if short == "start_model_training":
-        job_id = kwargs.get("job_id") or (args[2] if len(args) > 2 else None)
-        if job_id:
-            return f"training job {job_id}"
-        model_id = kwargs.get("model_id") or (args[0] if args else None)
-        return f"training model {model_id}" if model_id else "training"
-    if "batch" in short:
-        batch = kwargs.get("batch_id") or kwargs.get("job_id") or (args[0] if args else "")
-        # Batch ids may be 32 hex characters; the first 8 are enough to tell them apart.
-        return f"batch {str(batch)[:8]}".strip()
-    return short.replace("_", " ")
+    """A short description of what a task works on, e.g. "training job 12" or "batch 7".
+
+    The app that owns the task registers its wording (core.registry); any other task is named by
+    its own short name ("maintenance run").
+    """
+    describe = registry.task_describer(task_name=name)
+    if describe is not None:
+        try:
+            return describe(list(args or ()), dict(kwargs or {}))
+        except Exception:  # wording is cosmetic: it must never cost the task its start
+            logger.exception("could not describe task %s", name)
+    return name.rsplit(".", 1)[-1].replace("_", " ")
 
 
 class HeartbeatThread(threading.Thread):

@@ -14,22 +14,16 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterator
-from datetime import timedelta
 
-from django.db.models import Count, DurationField, ExpressionWrapper, F, Min, Q, Sum
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from prometheus_client import CollectorRegistry, Histogram, ProcessCollector, generate_latest
-from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
-from prometheus_client.utils import floatToGoString
+from prometheus_client.core import GaugeMetricFamily, Metric
+
+from core import registry, selectors
 
 logger = logging.getLogger(__name__)
 
-# From a TF-IDF fit (seconds) to a fine-tuned transformer (hours), up to JOB_HARD_TIME_LIMIT.
-JOB_DURATION_BUCKETS = (
-    5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0, 7200.0, 14400.0,
-    21600.0, 43200.0,
-)
 REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0)
 # Anything else (WebDAV verbs, garbage) is one label value: clients must not mint label values.
 KNOWN_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
@@ -46,7 +40,8 @@ ProcessCollector(registry=REGISTRY)
 
 
 class DatabaseCollector:
-    """Reads jobs, queues and worker heartbeats at scrape time.
+    """Reads the registered families (core.registry) at scrape time: the apps' own (training
+    jobs, from classification) and core's queues and worker heartbeats below.
 
     Each family is read on its own: one that fails (say, Redis is down) is skipped and counted
     in medlitbot_metrics_collect_errors, and the others are still served.
@@ -62,129 +57,63 @@ class DatabaseCollector:
             "Metric families that could not be read at this scrape (see the web log).",
             labels=["family"],
         )
-        families: list[tuple[str, Callable[[], list[Metric]]]] = [
-            ("jobs", self.jobs),
-            ("job_durations", self.job_durations),
-            ("queues", self.queues),
-            ("workers", self.workers),
-        ]
-        for name, read in families:
+        for collector in registry.metrics_collectors():
             try:
-                yield from read()
-                errors.add_metric([name], 0)
+                yield from collector.func()
+                errors.add_metric([collector.name], 0)
             except Exception:
-                logger.exception("metrics: could not read %s", name)
-                errors.add_metric([name], 1)
+                logger.exception("metrics: could not read %s", collector.name)
+                errors.add_metric([collector.name], 1)
         yield errors
 
-    def jobs(self) -> list[Metric]:
-        from classification.models import TrainingJob
 
-        counts = {status: 0 for status in TrainingJob.Status.values}
-        for row in TrainingJob.objects.order_by().values("status").annotate(n=Count("pk")):
-            counts[row["status"]] = row["n"]
-        by_status = GaugeMetricFamily(
-            "medlitbot_training_jobs", "Training jobs by status.", labels=["status"]
-        )
-        for status, n in counts.items():
-            by_status.add_metric([status], n)
-        oldest = TrainingJob.objects.filter(status=TrainingJob.Status.QUEUED).aggregate(
-            at=Min("updated_at")
-        )["at"]
-        waiting = GaugeMetricFamily(
-            "medlitbot_training_queue_oldest_wait_seconds",
-            "How long the job at the head of the training queue has waited (0: none queued).",
-        )
-        waiting.add_metric([], (timezone.now() - oldest).total_seconds() if oldest else 0.0)
-        return [by_status, waiting]
+def queue_depths_read() -> list[Metric]:
+    depths = selectors.broker_queue_depths(timeout=1.5)
+    if depths is None:  # not Redis (filesystem broker), or unreachable: nothing to say
+        return []
+    family = GaugeMetricFamily(
+        "medlitbot_queue_depth", "Messages waiting in each broker queue (Redis LLEN).",
+        labels=["queue"],
+    )
+    for queue, depth in depths.items():
+        family.add_metric([queue], depth)
+    return [family]
 
-    def job_durations(self) -> list[Metric]:
-        """A histogram of finished jobs' last attempt (started_at -> finished_at), by outcome.
 
-        Counted by the database, so the cost does not grow with rows shipped to Python.
-        """
-        from classification.models import TrainingJob
-
-        duration = ExpressionWrapper(F("finished_at") - F("started_at"),
-                                     output_field=DurationField())
-        buckets = {
-            f"le_{i}": Count("pk", filter=Q(duration__lte=timedelta(seconds=bound)))
-            for i, bound in enumerate(JOB_DURATION_BUCKETS)
-        }
-        rows = (
-            TrainingJob.objects.filter(started_at__isnull=False, finished_at__isnull=False)
-            .exclude(status__in=TrainingJob.ACTIVE_STATUSES)
-            .annotate(duration=duration)
-            .order_by()
-            .values("status", "ml_model__model_type")
-            .annotate(n=Count("pk"), total=Sum("duration"), **buckets)
-        )
-        family = HistogramMetricFamily(
-            "medlitbot_training_job_duration_seconds",
-            "Wall-clock time of finished training jobs (their last attempt), by outcome and "
-            "model type.",
-            labels=["status", "model_type"],
-        )
-        for row in rows:
-            points = [(floatToGoString(bound), row[f"le_{i}"])
-                      for i, bound in enumerate(JOB_DURATION_BUCKETS)]
-            points.append(("+Inf", row["n"]))
-            total = row["total"]
-            seconds = total.total_seconds() if isinstance(total, timedelta) else float(total or 0)
-            family.add_metric([row["status"], row["ml_model__model_type"] or ""], points,
-                              sum_value=max(0.0, seconds))
-        return [family]
-
-    def queues(self) -> list[Metric]:
-        from core import selectors
-
-        depths = selectors.broker_queue_depths(timeout=1.5)
-        if depths is None:  # not Redis (filesystem broker), or unreachable: nothing to say
-            return []
-        family = GaugeMetricFamily(
-            "medlitbot_queue_depth", "Messages waiting in each broker queue (Redis LLEN).",
-            labels=["queue"],
-        )
-        for queue, depth in depths.items():
-            family.add_metric([queue], depth)
-        return [family]
-
-    def workers(self) -> list[Metric]:
-        from core import selectors
-
-        now = timezone.now()
-        rows = selectors.worker_heartbeat_list()
-        age = GaugeMetricFamily(
-            "medlitbot_worker_heartbeat_age_seconds",
-            "Seconds since each Celery worker last wrote its heartbeat row.",
-            labels=["worker", "pool"],
-        )
-        up = GaugeMetricFamily(
-            "medlitbot_worker_up",
-            "1 when the worker's heartbeat is younger than WORKER_HEARTBEAT_TIMEOUT.",
-            labels=["worker", "pool"],
-        )
-        busy = GaugeMetricFamily(
-            "medlitbot_worker_busy", "1 while a live worker runs a task.", labels=["worker"]
-        )
-        for row in rows:
-            labels = [row.hostname, row.pool]
-            live = row.is_live(now=now)
-            age.add_metric(labels, row.age_seconds(now=now))
-            up.add_metric(labels, 1 if live else 0)
-            busy.add_metric([row.hostname], 1 if live and row.state == row.State.BUSY else 0)
-        serving = GaugeMetricFamily(
-            "medlitbot_queue_live_workers", "Live workers consuming each queue (alert on 0).",
-            labels=["queue"],
-        )
-        # An optional queue (GPU training) is reported once some worker has served it, so an
-        # install without GPUs never shows a queue at 0 that an "alert on 0" rule would page on.
-        optional = [queue for queue in selectors.worker_queues_optional().values()
-                    if any(row.serves(queue) for row in rows)]
-        queues = [*selectors.worker_queues().values(), *optional]
-        for entry in selectors.worker_queue_coverage(queues=queues, workers=rows):
-            serving.add_metric([entry.queue], len(entry.live))
-        return [age, up, busy, serving]
+def worker_heartbeats_read() -> list[Metric]:
+    now = timezone.now()
+    rows = selectors.worker_heartbeat_list()
+    age = GaugeMetricFamily(
+        "medlitbot_worker_heartbeat_age_seconds",
+        "Seconds since each Celery worker last wrote its heartbeat row.",
+        labels=["worker", "pool"],
+    )
+    up = GaugeMetricFamily(
+        "medlitbot_worker_up",
+        "1 when the worker's heartbeat is younger than WORKER_HEARTBEAT_TIMEOUT.",
+        labels=["worker", "pool"],
+    )
+    busy = GaugeMetricFamily(
+        "medlitbot_worker_busy", "1 while a live worker runs a task.", labels=["worker"]
+    )
+    for row in rows:
+        labels = [row.hostname, row.pool]
+        live = row.is_live(now=now)
+        age.add_metric(labels, row.age_seconds(now=now))
+        up.add_metric(labels, 1 if live else 0)
+        busy.add_metric([row.hostname], 1 if live and row.state == row.State.BUSY else 0)
+    serving = GaugeMetricFamily(
+        "medlitbot_queue_live_workers", "Live workers consuming each queue (alert on 0).",
+        labels=["queue"],
+    )
+    # An optional queue (GPU training) is reported once some worker has served it, so an
+    # install without GPUs never shows a queue at 0 that an "alert on 0" rule would page on.
+    optional = [queue for queue in selectors.worker_queues_optional().values()
+                if any(row.serves(queue) for row in rows)]
+    queues = [*selectors.worker_queues().values(), *optional]
+    for entry in selectors.worker_queue_coverage(queues=queues, workers=rows):
+        serving.add_metric([entry.queue], len(entry.live))
+    return [age, up, busy, serving]
 
 
 REGISTRY.register(DatabaseCollector())
@@ -198,10 +127,10 @@ def metrics_exposition() -> tuple[bytes, str]:
         from prometheus_client import multiprocess
 
         # Each gunicorn process wrote its latency samples to the folder; sum them here.
-        registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
-        registry.register(DatabaseCollector())
-        return generate_latest(registry), CONTENT_TYPE_LATEST
+        summed = CollectorRegistry()
+        multiprocess.MultiProcessCollector(summed)
+        summed.register(DatabaseCollector())
+        return generate_latest(summed), CONTENT_TYPE_LATEST
     return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
 
 

@@ -1,6 +1,7 @@
 """Sending a task so that a broker outage is a clear answer, never a 500 or an orphaned row.
 
-Services create their row inside a transaction and send the task with ``task_send_on_commit``.
+Services create their row inside a transaction and send the task, by its registered name, with
+``task_send_on_commit``.
 If the broker cannot take the message, the caller's ``on_unreachable`` marks the row failed
 with ``UNREACHABLE_REASON`` and ``QueueUnavailable`` reaches the view, which answers 503
 (core.middleware.QueueUnavailableMiddleware, api.exceptions for DRF).
@@ -12,6 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from celery import current_app
 from django.db import transaction
 
 logger = logging.getLogger(__name__)
@@ -27,21 +29,23 @@ class QueueUnavailable(Exception):
         self.message = message
 
 
-def task_send(*, task: Any, args: tuple = (), kwargs: dict[str, Any] | None = None,
+def task_send(*, name: str, args: tuple = (), kwargs: dict[str, Any] | None = None,
               task_id: str | None = None, queue: str | None = None) -> None:
-    """``apply_async`` that raises QueueUnavailable instead of the transport's own errors.
+    """Send the task registered as `name`; QueueUnavailable instead of the transport's errors.
 
-    `queue` overrides CELERY_TASK_ROUTES for this one message (a job routed to the GPU queue).
+    By name, so a service never imports the tasks module (which imports the services).
+    CELERY_TASK_ROUTES applies as for ``apply_async``; `queue` overrides it for this one
+    message (a job routed to the GPU queue).
     """
     options = {"queue": queue} if queue else {}
     try:
-        task.apply_async(args=args, kwargs=kwargs or {}, task_id=task_id, **options)
+        current_app.send_task(name, args=args, kwargs=kwargs or {}, task_id=task_id, **options)
     except Exception as exc:  # kombu raises OperationalError, redis its own; all mean "not sent"
-        logger.warning("could not send %s (%s): %s", task.name, task_id, exc)
+        logger.warning("could not send %s (%s): %s", name, task_id, exc)
         raise QueueUnavailable() from exc
 
 
-def task_send_on_commit(*, task: Any, args: tuple = (), kwargs: dict[str, Any] | None = None,
+def task_send_on_commit(*, name: str, args: tuple = (), kwargs: dict[str, Any] | None = None,
                         task_id: str | None = None, queue: str | None = None,
                         on_unreachable: Callable[[str], None]) -> None:
     """Send once the surrounding transaction commits; on failure call ``on_unreachable(reason)``.
@@ -53,7 +57,7 @@ def task_send_on_commit(*, task: Any, args: tuple = (), kwargs: dict[str, Any] |
 
     def send() -> None:
         try:
-            task_send(task=task, args=args, kwargs=kwargs, task_id=task_id, queue=queue)
+            task_send(name=name, args=args, kwargs=kwargs, task_id=task_id, queue=queue)
         except QueueUnavailable as exc:
             on_unreachable(exc.message)
             raise

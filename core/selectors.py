@@ -15,16 +15,10 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from core import backing_services, diskspace, filestore
+from core import backing_services, broker, diskspace, filestore
 from core.models import WorkerHeartbeat
 
 logger = logging.getLogger(__name__)
-
-# kombu's Redis transport keeps a queue's messages in the queue's own list, plus one list per
-# priority step for messages sent with a priority (key: queue + "\x06\x16" + step).
-REDIS_PRIORITY_SEP = "\x06\x16"
-REDIS_PRIORITY_STEPS = (3, 6, 9)
-
 
 def worker_queues() -> dict[str, str]:
     """The queues a complete installation serves, by role: {"training": "<prefix>training"}."""
@@ -118,27 +112,11 @@ def database_check() -> str:
     return ""
 
 
-def _redis_client(*, timeout: float) -> Any:
-    import redis
-
-    return redis.Redis.from_url(
-        settings.CELERY_BROKER_URL, socket_connect_timeout=timeout, socket_timeout=timeout
-    )
-
-
-def broker_is_redis() -> bool:
-    return str(settings.CELERY_BROKER_URL).startswith(("redis://", "rediss://"))
-
-
 def broker_check(*, timeout: float) -> str:
     """'' when the broker answers within `timeout` seconds, else what failed."""
     try:
-        if broker_is_redis():
-            client = _redis_client(timeout=timeout)
-            try:
-                client.ping()
-            finally:
-                client.close()
+        if broker.broker_is_redis():
+            broker.broker_ping(timeout=timeout)
         else:
             from celery import current_app
 
@@ -152,29 +130,15 @@ def broker_check(*, timeout: float) -> str:
 
 def broker_queue_depths(*, timeout: float = 2.0) -> dict[str, int] | None:
     """Messages waiting per queue (Redis LLEN); None when the broker is not Redis or is down."""
-    if not broker_is_redis():
+    if not broker.broker_is_redis():
         return None
     # The GPU queue too: a job pinned to it waits there even when no GPU worker exists.
     queues = [*worker_queues().values(), *worker_queues_optional().values()]
     try:
-        client = _redis_client(timeout=timeout)
-        try:
-            pipe = client.pipeline(transaction=False)
-            for queue in queues:
-                pipe.llen(queue)
-                for step in REDIS_PRIORITY_STEPS:
-                    pipe.llen(f"{queue}{REDIS_PRIORITY_SEP}{step}")
-            lengths = pipe.execute()
-        finally:
-            client.close()
+        return broker.queue_depths(queues=queues, timeout=timeout)
     except Exception as exc:
         logger.warning("could not read queue depths from the broker: %s", exc)
         return None
-    per_queue = 1 + len(REDIS_PRIORITY_STEPS)
-    return {
-        queue: int(sum(lengths[i * per_queue:(i + 1) * per_queue]))
-        for i, queue in enumerate(queues)
-    }
 
 
 @dataclass

@@ -5,10 +5,13 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
+from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
 from core.models import WorkerHeartbeat, WorkerPing
+
+WORKER_PING_TASK = "core.worker_ping"
 
 
 def worker_ping_roundtrip(*, timeout: float = 10.0) -> WorkerPing | None:
@@ -16,10 +19,9 @@ def worker_ping_roundtrip(*, timeout: float = 10.0) -> WorkerPing | None:
 
     Returns the row a worker wrote, or None if no worker answered within `timeout`.
     """
-    from core.tasks import worker_ping
-
     token = uuid.uuid4().hex
-    transaction.on_commit(lambda: worker_ping.delay(token))
+    # By name (core.tasks.worker_ping): a service never imports the tasks module.
+    transaction.on_commit(lambda: current_app.send_task(WORKER_PING_TASK, args=[token]))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         row = WorkerPing.objects.filter(token=token).first()

@@ -1,7 +1,22 @@
 from django.apps import AppConfig
 
 
+def abandoned_staged_uploads_remove() -> str:
+    """Beat's maintenance step (core.registry) for previews nobody finished importing."""
+    from dataset_management.staging import staging_purge_abandoned
+
+    removed = staging_purge_abandoned()
+    return f"{removed} abandoned staged upload(s) removed" if removed else ""
+
+
 class DatasetManagementConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "dataset_management"
     verbose_name = "Datasets"
+
+    def ready(self) -> None:
+        from core import registry
+
+        registry.maintenance_step_register(
+            name="abandoned_staged_uploads", func=abandoned_staged_uploads_remove, order=40
+        )

@@ -92,54 +92,82 @@ def mapping_detect(
     values in `sample_rows` (the first records, if the caller has them). `require_text=False`
     returns a mapping without a text column rather than refusing it, for a page that lets the
     person pick one."""
+    overrides = _overrides_checked(overrides)
+    found = _Columns(columns=columns, overrides=overrides)
+    mapping = ColumnMapping(
+        title=found.pick("title_column", TITLE_NAMES),
+        abstract=found.pick("text_column" if "text_column" in overrides else "abstract_column",
+                            ABSTRACT_NAMES),
+        split=found.pick("split_column", SPLIT_NAMES),
+        label_map={str(k).strip(): str(v) for k, v in (overrides.get("label_map") or {}).items()},
+    )
+    if not overrides.get("unlabelled"):
+        mapping.label = _label_column(found, mapping=mapping, sample_rows=sample_rows,
+                                      file_format=file_format)
+    if "label_separator" in overrides:
+        sep = str(overrides["label_separator"])
+        mapping.label_separator = "" if sep.lower() in ("none", "single") else sep
+    _mapping_check(mapping, columns=columns, require_text=require_text)
+    return mapping
+
+
+def _overrides_checked(overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """The options given a value; an unknown key is a caller's bug, two text roles the user's."""
     overrides = {k: v for k, v in (overrides or {}).items() if v not in (None, "")}
     unknown = set(overrides) - OVERRIDE_KEYS
     if unknown:
         raise ValueError(f"Unknown mapping option(s): {names_listed(sorted(unknown))}")
     if "abstract_column" in overrides and "text_column" in overrides:
         raise DatasetFileError("Give an abstract column or a text column, not both.")
-    exact = {c.strip().casefold(): c for c in columns}
-    by_key: dict[str, str] = {}
-    for column in columns:
-        by_key.setdefault(name_key(column), column)
+    return overrides
 
-    # A column the person gave one role is never detected for another.
-    claimed = {by_key.get(name_key(v)) for k, v in overrides.items() if k.endswith("_column")}
 
-    def pick(option: str, names: tuple[str, ...], skip: set[str] = frozenset()) -> str | None:
-        if option in overrides:
-            wanted = str(overrides[option])
-            found = exact.get(wanted.strip().casefold()) or by_key.get(name_key(wanted))
+class _Columns:
+    """A file's columns, looked up by the name a person typed or by a usual name."""
+
+    def __init__(self, *, columns: list[str], overrides: dict[str, Any]) -> None:
+        self.columns, self.overrides = columns, overrides
+        self.exact = {c.strip().casefold(): c for c in columns}
+        self.by_key: dict[str, str] = {}
+        for column in columns:
+            self.by_key.setdefault(name_key(column), column)
+        # A column the person gave one role is never detected for another.
+        self.claimed = {self.by_key.get(name_key(v)) for k, v in overrides.items()
+                        if k.endswith("_column")}
+
+    def pick(self, option: str, names: tuple[str, ...],
+             skip: set[str] = frozenset()) -> str | None:
+        if option in self.overrides:
+            wanted = str(self.overrides[option])
+            found = self.exact.get(wanted.strip().casefold()) or self.by_key.get(name_key(wanted))
             if found is None:
                 raise DatasetFileError(
-                    f"Column '{name_shown(overrides[option])}' not found; the columns are: "
-                    f"{names_listed(columns)}."
+                    f"Column '{name_shown(self.overrides[option])}' not found; the columns are: "
+                    f"{names_listed(self.columns)}."
                 )
             return found
+        by_key = self.by_key
         return next((by_key[n] for n in names
-                     if n in by_key and n not in skip and by_key[n] not in claimed), None)
+                     if n in by_key and n not in skip and by_key[n] not in self.claimed), None)
 
-    mapping = ColumnMapping(
-        title=pick("title_column", TITLE_NAMES),
-        abstract=pick("text_column" if "text_column" in overrides else "abstract_column",
-                      ABSTRACT_NAMES),
-        split=pick("split_column", SPLIT_NAMES),
-        label_map={str(k).strip(): str(v) for k, v in (overrides.get("label_map") or {}).items()},
-    )
-    if not overrides.get("unlabelled"):
-        mapping.label = pick("label_column", LABEL_NAMES,
-                             skip=READER_FIELDS_NOT_LABELS.get(file_format, set()))
-        if mapping.label is None and sample_rows and mapping.abstract:
-            mapping.label = label_column_guess(
-                columns=columns, sample_rows=sample_rows, text_column=mapping.abstract,
-                taken={mapping.title, mapping.abstract, mapping.split, *claimed},
-                skip=READER_FIELDS_NOT_LABELS.get(file_format, set())
-                - READER_LABEL_CANDIDATES.get(file_format, set()),
-                allow=READER_LABEL_CANDIDATES.get(file_format, set()),
-            )
-    if "label_separator" in overrides:
-        sep = str(overrides["label_separator"])
-        mapping.label_separator = "" if sep.lower() in ("none", "single") else sep
+
+def _label_column(found: _Columns, *, mapping: ColumnMapping,
+                  sample_rows: list[dict[str, Any]] | None, file_format: str) -> str | None:
+    """The label column by option or usual name, else guessed from the sample's values."""
+    label = found.pick("label_column", LABEL_NAMES,
+                       skip=READER_FIELDS_NOT_LABELS.get(file_format, set()))
+    if label is None and sample_rows and mapping.abstract:
+        label = label_column_guess(
+            columns=found.columns, sample_rows=sample_rows, text_column=mapping.abstract,
+            taken={mapping.title, mapping.abstract, mapping.split, *found.claimed},
+            skip=READER_FIELDS_NOT_LABELS.get(file_format, set())
+            - READER_LABEL_CANDIDATES.get(file_format, set()),
+            allow=READER_LABEL_CANDIDATES.get(file_format, set()),
+        )
+    return label
+
+
+def _mapping_check(mapping: ColumnMapping, *, columns: list[str], require_text: bool) -> None:
     if mapping.abstract is None and require_text:
         raise DatasetFileError(
             "No abstract or text column found (columns: "
@@ -148,7 +176,6 @@ def mapping_detect(
     roles = [c for c in (mapping.title, mapping.abstract, mapping.label, mapping.split) if c]
     if len(set(roles)) < len(roles):
         raise DatasetFileError("One column cannot play two roles (title, text, label, split).")
-    return mapping
 
 
 def mapping_detect_stream(

@@ -86,6 +86,7 @@ def dataset_create_from_upload(
     with disk_full_refused():
         workdir.mkdir(parents=True)
     placed: list[Path] = []
+    content_hash = ""
     try:
         spooled = workdir / "upload"
         content_hash = spool(uploaded_file, spooled)
@@ -100,10 +101,7 @@ def dataset_create_from_upload(
         _finish(dataset, parsed, workdir, ratios=ratios, seed=seed)
         _save_and_place(dataset, workdir=workdir, filename=filename, placed=placed, verb=verb)
     except BaseException as exc:
-        for path in placed:
-            path.unlink(missing_ok=True)
-            filestore.file_delete(name=str(path.relative_to(media)))
-        _remove_empty_dirs(media / "datasets" / locals().get("content_hash", "-"))
+        _import_undo(media=media, placed=placed, content_hash=content_hash)
         # A full disk is the server's problem, not the file's: its own error (507, not 400),
         # raised only once the partial files above are gone (the workdir goes just below).
         if is_disk_full(exc):
@@ -113,6 +111,16 @@ def dataset_create_from_upload(
         shutil.rmtree(workdir, ignore_errors=True)
     logger.info("Imported dataset %s (%s rows) from %s", dataset.pk, dataset.row_count, filename)
     return dataset
+
+
+def _import_undo(*, media: Path, placed: list[Path], content_hash: str) -> None:
+    """A failed import's files gone: those placed in media and the shared storage, and their
+    folder if it is left empty."""
+    for path in placed:
+        path.unlink(missing_ok=True)
+        filestore.file_delete(name=str(path.relative_to(media)))
+    if content_hash:
+        _remove_empty_dirs(media / "datasets" / content_hash)
 
 
 def dataset_delete(*, dataset: Dataset, user: Any = None) -> None:

@@ -1,4 +1,4 @@
-"""The database and cache settings, built from the environment; settings.py calls these.
+"""The database, cache and storage settings, built from the environment; settings.py calls these.
 
 Database: DATABASE_URL decides. postgres://user@host:5432/name selects PostgreSQL (or anything
 django-environ reads); unset, or sqlite:///path, selects SQLite, so a fresh clone runs with no
@@ -105,3 +105,42 @@ def cache_settings(*, url: str, key_prefix: str) -> dict[str, Any]:
         )
     # Several installs may share one Redis DB under prefixes of their own.
     return {"default": {**cache, "KEY_PREFIX": key_prefix}}
+
+
+def storages_settings(env: environ.Env, *, shared_url: str) -> dict[str, Any]:
+    """Django's STORAGES: files on this machine's disk, plus "shared" for several machines.
+
+    `shared_url` is SHARED_STORAGE_URL: s3://bucket[/prefix] (django-storages' S3 backend, its
+    credentials and endpoint from the AWS_* variables) or file:///path (a shared mount).
+    """
+    storages: dict[str, Any] = {
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    if shared_url.startswith("s3://"):
+        bucket, _, prefix = shared_url[len("s3://"):].partition("/")
+        storages["shared"] = {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": bucket,
+                "location": prefix.strip("/"),
+                "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default="") or None,
+                "region_name": env.str("AWS_S3_REGION_NAME", default="") or None,
+                "access_key": env.str("AWS_ACCESS_KEY_ID", default="") or None,
+                "secret_key": env.str("AWS_SECRET_ACCESS_KEY", default="") or None,
+                # Keys are content hashes and never-reused paths: the same name is the same bytes.
+                "file_overwrite": True,
+                "default_acl": None,
+                "querystring_auth": False,
+            },
+        }
+    elif shared_url.startswith("file://"):
+        storages["shared"] = {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": shared_url[len("file://"):], "allow_overwrite": True},
+        }
+    elif shared_url:
+        raise ImproperlyConfigured(
+            f"SHARED_STORAGE_URL={shared_url!r}: use s3://bucket[/prefix] or file:///path."
+        )
+    return storages

@@ -41,6 +41,8 @@ INSTALLED_APPS = [
     # rest_framework.authtoken is gone: API tokens are hashed, named and expiring (api/tokens.py);
     # api/migrations/0002 moved its plain rows into api.ApiToken and dropped its table.
     "drf_spectacular",
+    # Swagger UI's files as static files of our own origin: /api/docs/ needs no CDN (offline, CSP).
+    "drf_spectacular_sidecar",
     "axes",
     "core",
     "projects",
@@ -154,36 +156,8 @@ FILE_CACHE_MAX_MB = env.int("FILE_CACHE_MAX_MB", default=20 * 1024)
 # node and judges every other node's jobs by their heartbeat age alone.
 NODE_NAME = env.str("NODE_NAME", default="")
 
-STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-}
-if SHARED_STORAGE_URL.startswith("s3://"):
-    _bucket, _, _prefix = SHARED_STORAGE_URL[len("s3://"):].partition("/")
-    STORAGES["shared"] = {
-        "BACKEND": "storages.backends.s3.S3Storage",
-        "OPTIONS": {
-            "bucket_name": _bucket,
-            "location": _prefix.strip("/"),
-            "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default="") or None,
-            "region_name": env.str("AWS_S3_REGION_NAME", default="") or None,
-            "access_key": env.str("AWS_ACCESS_KEY_ID", default="") or None,
-            "secret_key": env.str("AWS_SECRET_ACCESS_KEY", default="") or None,
-            # Keys are content hashes and never-reused paths: the same name is the same bytes.
-            "file_overwrite": True,
-            "default_acl": None,
-            "querystring_auth": False,
-        },
-    }
-elif SHARED_STORAGE_URL.startswith("file://"):
-    STORAGES["shared"] = {
-        "BACKEND": "django.core.files.storage.FileSystemStorage",
-        "OPTIONS": {"location": SHARED_STORAGE_URL[len("file://"):], "allow_overwrite": True},
-    }
-elif SHARED_STORAGE_URL:
-    raise ImproperlyConfigured(
-        f"SHARED_STORAGE_URL={SHARED_STORAGE_URL!r}: use s3://bucket[/prefix] or file:///path."
-    )
+# The local defaults, and "shared" when SHARED_STORAGE_URL is set (medlitbot_project/backing.py).
+STORAGES = backing.storages_settings(env, shared_url=SHARED_STORAGE_URL)
 
 MAX_UPLOAD_SIZE_MB = env.int("MAX_UPLOAD_SIZE_MB", default=250)
 MAX_UPLOAD_SIZE = MAX_UPLOAD_SIZE_MB * 1024 * 1024
@@ -338,6 +312,9 @@ SPECTACULAR_SETTINGS = {
         "MLModelStatusEnum": "classification.models.MLModel.Status",
     },
     "ENUM_ADD_EXPLICIT_BLANK_NULL_CHOICE": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Security -----------------------------------------------------------------------------------
@@ -357,7 +334,8 @@ X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 
 # Content-Security-Policy (django-csp): only this origin's scripts, styles and connections; the
-# vendored Chart.js and Swagger UI are served from /static/, so nothing else is needed.
+# vendored Chart.js and drf-spectacular-sidecar's Swagger UI are served from /static/, so nothing
+# else is needed.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
@@ -448,3 +426,12 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# --- Error tracking (optional) -------------------------------------------------------------------
+# Off unless SENTRY_DSN is set (medlitbot_project/errortracking.py, docs/deploy.md).
+SENTRY_DSN = env.str("SENTRY_DSN", default="")
+if SENTRY_DSN:
+    from medlitbot_project.errortracking import sentry_start
+
+    sentry_start(dsn=SENTRY_DSN, environment=env.str("SENTRY_ENVIRONMENT", default="production"),
+                 traces_sample_rate=env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0))

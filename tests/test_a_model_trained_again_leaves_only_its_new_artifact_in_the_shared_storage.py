@@ -44,7 +44,7 @@ def test_the_replaced_tree_is_deleted_and_the_new_one_kept(
 def test_deleting_a_model_deletes_its_tree_unless_another_model_has_the_same_bytes(
         shared_storage: Path, slice_dataset: Any, tmp_path: Path,
         django_capture_on_commit_callbacks: Any) -> None:
-    from classification.jobs.cleanup import mlmodel_delete
+    from classification.mlmodels.deletion import mlmodel_delete
 
     models = [MLModel.objects.create(name=f"m{i}", model_type="tfidf_logreg",
                                      dataset=slice_dataset, owner=slice_dataset.owner)

@@ -15,9 +15,9 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from classification import services
-from classification.jobs.broker import broker_task_ids
 from classification.models import MLModel, TrainingJob
 from core import services as core_services
+from core.broker import broker_task_ids
 
 
 def gpu_worker() -> None:

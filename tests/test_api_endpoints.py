@@ -161,5 +161,5 @@ def test_schema_and_offline_docs(client, user) -> None:
     docs = web.get("/api/docs/")
     assert docs.status_code == 200
     html = docs.content.decode()
-    assert "/static/vendor/swagger-ui/swagger-ui-bundle.js" in html
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in html
     assert "cdn.jsdelivr" not in html

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from classification.jobs import paths
+from classification import paths
 from classification.models import MLModel, TrainingJob
 
 pytestmark = pytest.mark.django_db

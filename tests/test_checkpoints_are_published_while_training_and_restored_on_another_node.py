@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from classification.jobs import checkpoint_sync, paths
+from classification import paths
+from classification.jobs import checkpoint_sync
 from classification.models import MLModel, TrainingJob
 
 

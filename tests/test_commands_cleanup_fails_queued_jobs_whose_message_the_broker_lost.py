@@ -13,8 +13,8 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from classification import services
-from classification.jobs.broker import broker_holds_task
 from classification.models import TrainingJob
+from core.broker import broker_holds_task
 
 
 def queued_job(dataset, user, name: str, capture) -> TrainingJob:

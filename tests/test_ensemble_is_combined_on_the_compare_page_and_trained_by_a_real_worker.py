@@ -10,9 +10,9 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from classification import services
-from classification.jobs.cleanup import mlmodel_delete
 from classification.jobs.ensembles import ensemble_create
 from classification.ml_models import clear_classifier_cache
+from classification.mlmodels.deletion import mlmodel_delete
 from classification.models import MLModel, TrainingJob
 from tests.job_support import fast_env, wait_for_job
 

@@ -106,7 +106,7 @@ def test_a_busy_process_answers_503_with_retry_after(
 ) -> None:
     import threading
 
-    from classification.jobs import explanations
+    from classification.mlmodels import explanations
 
     # Pretend the model needs gradients and every slot is taken.
     monkeypatch.setattr(explanations, "explanation_method", lambda _clf: "integrated_gradients")

@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from classification import services
-from classification.jobs import paths
+from classification import paths, services
 from tests.job_support import (
     DONE,
     fast_env,

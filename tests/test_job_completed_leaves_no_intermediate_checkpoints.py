@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from classification import ml_models, services
-from classification.jobs import paths
+from classification import ml_models, paths, services
 from tests.job_support import DONE, fast_env, tiny_bert_config, wait_for, wait_for_job
 
 

@@ -14,7 +14,7 @@ import psutil
 import pytest
 from django.core.management import call_command
 
-from classification.jobs import paths
+from classification import paths
 from tests.job_support import DONE, FAST, start_faulty_job, wait_for, wait_for_job
 
 SAVE_SECONDS = 3.0

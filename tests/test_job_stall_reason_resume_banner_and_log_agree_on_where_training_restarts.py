@@ -10,7 +10,7 @@ import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
-from classification.jobs import paths
+from classification import paths
 from classification.models import TrainingJob
 from classification.views.presenters import job_reason_plain
 

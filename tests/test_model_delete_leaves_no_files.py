@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
+from classification import paths
 from classification.batches import storage
-from classification.jobs import paths
 from classification.models import BatchJob, MLModel, TrainingJob
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from classification import services
-from classification.jobs.broker import broker_task_ids
 from core import services as core_services
+from core.broker import broker_task_ids
 
 
 def gpu_worker() -> None:

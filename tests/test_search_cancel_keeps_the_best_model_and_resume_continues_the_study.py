@@ -11,8 +11,9 @@ import pytest
 from django.urls import reverse
 
 from classification import services
-from classification.jobs.cleanup import mlmodel_delete
-from classification.jobs.searches import search_create, search_study_load
+from classification.jobs.searches import search_create
+from classification.mlmodels.deletion import mlmodel_delete
+from classification.mlmodels.searches import search_study_load
 from classification.models import MLModel, TrainingJob
 from tests.job_support import fast_env, wait_for, wait_for_job
 

@@ -11,9 +11,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from classification import services
-from classification.jobs.broker import broker_task_ids
 from classification.models import TrainingJob
 from core import services as core_services
+from core.broker import broker_task_ids
 from core.models import WorkerHeartbeat
 
 

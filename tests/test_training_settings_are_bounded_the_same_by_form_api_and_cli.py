@@ -157,6 +157,7 @@ def test_the_service_takes_a_server_folder_only_from_staff_or_code_that_says_so(
     from classification.ml_models import TrainConfigError
 
     dataset = rows.dataset(user)
+    (tmp_path / "config.json").write_text("{}")  # a model folder, as training_job_create checks
     config = {"model_path": str(tmp_path)}
     with pytest.raises(TrainConfigError) as refused:
         services.training_job_create(owner=user, dataset=dataset, model_type="custom",

@@ -17,6 +17,7 @@ from django.conf import settings
 
 from classification.batches import packing, selectors, storage
 from classification.engine.types import article_text
+from classification.mlmodels.prediction import mlmodel_predict
 from classification.models import BatchJob, MLModel
 from dataset_management.articles import articles_read
 from dataset_management.export import (
@@ -77,8 +78,6 @@ def mlmodel_predict_items(*, ml_model: MLModel, path: str | Path,
                           filename: str | None = None) -> Iterator[dict[str, Any]]:
     """Every article of a file, in order, as an export item with its prediction (none for an
     article without text: its note says it was skipped). DatasetFileError for a bad file."""
-    from classification import services
-
     path = Path(path)
     with articles_read(path=path, filename=filename or path.name,
                        overrides={"unlabelled": True}) as articles:
@@ -86,8 +85,7 @@ def mlmodel_predict_items(*, ml_model: MLModel, path: str | Path,
         for chunk in _chunks(enumerate(articles, start=1), packing.WINDOW):
             texts = [article.text for _, article in chunk if not article.problem]
             predictions = iter(packing.predict_packed(
-                texts, lambda some: services.mlmodel_predict(ml_model=ml_model, texts=some,
-                                                             fast=True)))
+                texts, lambda some: mlmodel_predict(ml_model=ml_model, texts=some, fast=True)))
             for index, article in chunk:
                 yield prediction_item(row=index, article=article, source_format=source_format,
                                       prediction=None if article.problem else next(predictions))

@@ -9,8 +9,8 @@ from typing import Any
 
 from django.utils import timezone
 
-from core import processes
 from classification.models import BatchJob
+from core import processes
 
 logger = logging.getLogger(__name__)
 

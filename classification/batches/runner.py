@@ -24,11 +24,11 @@ from django.conf import settings
 from django.utils import timezone
 
 from classification import faults
-from classification import services as classification_services
 from classification.batches import checkpoint, packing, storage
 from classification.batches.checkpoint import Checkpoint
 from classification.batches.lifecycle import batch_job_claim, batch_job_finish
-from classification.jobs.explanations import mlmodel_top_terms
+from classification.mlmodels.explanations import mlmodel_top_terms
+from classification.mlmodels.prediction import mlmodel_predict
 from classification.models import BatchJob, MLModel
 from core import filestore
 from dataset_management.articles import Article, ArticleStream, articles_read
@@ -203,8 +203,7 @@ def _write_window(outputs: _Outputs, window: list[tuple[int, Article]], ml_model
 
     predictions = iter(packing.predict_packed(
         [a.text for a in todo],
-        lambda texts: classification_services.mlmodel_predict(
-            ml_model=ml_model, texts=texts, fast=True),
+        lambda texts: mlmodel_predict(ml_model=ml_model, texts=texts, fast=True),
         after_call=after_call,
     ))
     for index, article in window:
@@ -234,6 +233,45 @@ def _failure_reason(exc: Exception) -> str:
     return f"Classification stopped with an error: {type(exc).__name__}: {exc}"
 
 
+def _resume_point(batch: BatchJob, *, folder: Path,
+                  parts: tuple[Path, Path]) -> Checkpoint | None:
+    """Sent again after its worker died: where to carry on (after the last complete chunk)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    resume = checkpoint.checkpoint_resume(
+        folder=folder, parts=parts, model=checkpoint.model_fingerprint(batch.ml_model))
+    if resume:
+        logger.info("batch %s: resuming after article %d", batch.pk, resume.rows)
+    return resume
+
+
+def _results_publish(*, folder: Path, parts: tuple[Path, Path]) -> Path:
+    """The finished parts become the results; the CSV's path."""
+    # The records first: a CSV in place is what says the batch's results are whole.
+    os.replace(parts[1], folder / storage.RECORDS_NAME)
+    result = folder / storage.RESULT_NAME
+    os.replace(parts[0], result)
+    storage.results_publish(folder=folder)
+    return result
+
+
+def _stopped(batch: BatchJob, *, exc: Exception, progress: _Progress) -> str | None:
+    """End a batch that did not run to its end: cancelled, ended elsewhere, or failed."""
+    counts = {"processed": progress.processed, "skipped": progress.skipped}
+    if isinstance(exc, _Cancelled):
+        batch_job_finish(batch_id=batch.pk, target=S.CANCELLED,
+                         reason=f"Cancelled {progress.counted}.", **counts)
+        return S.CANCELLED
+    if isinstance(exc, _EndedElsewhere):
+        logger.warning("batch %s ended elsewhere (%s); stopping", batch.pk, exc)
+        return None
+    reason = _failure_reason(exc)
+    if reason.startswith("Classification stopped"):
+        # A bad file is the person's news; anything else is a bug worth a traceback.
+        logger.error("batch %s failed", batch.pk, exc_info=exc)
+    batch_job_finish(batch_id=batch.pk, target=S.FAILED, reason=reason, **counts)
+    return S.FAILED
+
+
 def batch_job_run(*, batch_id: uuid.UUID | str) -> str | None:
     """Run one queued batch to its end; the final status, or None if this delivery did nothing.
 
@@ -254,43 +292,17 @@ def batch_job_run(*, batch_id: uuid.UUID | str) -> str | None:
             raise BatchFileError("the model is not trained any more; train it again first")
         # The web node that took the upload may be another machine: fetch it from there.
         source = filestore.file_local(name=batch.input_path)
-        folder.mkdir(parents=True, exist_ok=True)
-        # Sent again after its worker died: carry on after the last completed chunk.
-        resume = checkpoint.checkpoint_resume(
-            folder=folder, parts=parts, model=checkpoint.model_fingerprint(batch.ml_model))
-        if resume:
-            logger.info("batch %s: resuming after article %d", batch.pk, resume.rows)
+        resume = _resume_point(batch, folder=folder, parts=parts)
         _classify(batch=batch, source=source, parts=parts, progress=progress, resume=resume)
-        # The records first: a CSV in place is what says the batch's results are whole.
-        os.replace(parts[1], folder / storage.RECORDS_NAME)
-        result = folder / storage.RESULT_NAME
-        os.replace(parts[0], result)
-        storage.results_publish(folder=folder)
+        result = _results_publish(folder=folder, parts=parts)
         ended = batch_job_finish(
             batch_id=batch.pk, target=S.COMPLETED, total=progress.total,
             processed=progress.processed, skipped=progress.skipped,
             result_path=storage.relative(result),
         )
         return S.COMPLETED if ended else None
-    except _Cancelled:
-        batch_job_finish(
-            batch_id=batch.pk, target=S.CANCELLED, processed=progress.processed,
-            skipped=progress.skipped, reason=f"Cancelled {progress.counted}.",
-        )
-        return S.CANCELLED
-    except _EndedElsewhere as exc:
-        logger.warning("batch %s ended elsewhere (%s); stopping", batch.pk, exc)
-        return None
     except Exception as exc:
-        reason = _failure_reason(exc)
-        if reason.startswith("Classification stopped"):
-            # A bad file is the person's news; anything else is a bug worth a traceback.
-            logger.exception("batch %s failed", batch.pk)
-        batch_job_finish(
-            batch_id=batch.pk, target=S.FAILED, reason=reason, processed=progress.processed,
-            skipped=progress.skipped,
-        )
-        return S.FAILED
+        return _stopped(batch, exc=exc, progress=progress)
     finally:
         if source is not None:
             source.unlink(missing_ok=True)

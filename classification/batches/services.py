@@ -26,11 +26,9 @@ from classification.batches.lifecycle import (
     batch_job_finish,
 )
 from classification.batches.runner import BatchFileError, batch_job_run
-from classification.jobs import broker
-from core import processes
-from classification.jobs.explanations import explainable
+from classification.mlmodels.explanations import explainable
 from classification.models import BatchJob, MLModel
-from core import filestore
+from core import broker, filestore, processes
 from core.queueing import QueueUnavailable, task_send_on_commit
 from projects import policy
 from projects.services import activity_record
@@ -38,6 +36,8 @@ from projects.services import activity_record
 logger = logging.getLogger(__name__)
 
 S = BatchJob.Status
+# The Celery task a batch's message names (classification/tasks.py registers it under this).
+BATCH_TASK = "classification.tasks.batch_job_run"
 
 __all__ = [
     "BatchError",
@@ -101,8 +101,6 @@ def _batch_job_start(
 
 
 def _send_on_commit(batch: BatchJob) -> None:
-    from classification.tasks import batch_job_run as task
-
     batch_id, folder = batch.pk, storage.absolute(batch.input_path).parent
 
     def unreachable(reason: str) -> None:
@@ -111,7 +109,7 @@ def _send_on_commit(batch: BatchJob) -> None:
         batch_job_fail_to_start(batch_id=batch_id, reason=reason)
         storage.remove_folder(folder)
 
-    task_send_on_commit(task=task, args=(batch_id.hex,), task_id=batch.celery_task_id,
+    task_send_on_commit(name=BATCH_TASK, args=(batch_id.hex,), task_id=batch.celery_task_id,
                         on_unreachable=unreachable)
 
 

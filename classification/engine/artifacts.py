@@ -1,8 +1,10 @@
 """Artifact folders, written beside the target then swapped in: readers never see half a model.
 
-Every manifest records the artifact format it was written in, and a reader refuses a format newer
-than it knows rather than guess at files it cannot read safely. Format 2 keeps scikit-learn parts
-in skops files (engine/sklearn_files.py); format 1 kept them in pickles, which are never loaded.
+Every manifest records the artifact format it was written in. A reader refuses a format newer
+than it knows rather than guess at files it cannot read safely, and reads an older one through
+UPGRADES, which says for each format what changed and how it is read now. Format 2 keeps
+scikit-learn parts in skops files (engine/sklearn_files.py); format 1 kept them in pickles,
+which are never loaded.
 """
 
 from __future__ import annotations
@@ -83,19 +85,41 @@ class ArtifactRefusedError(ValueError):
     A ValueError, so the API and the jobs show its message as they do any other refusal."""
 
 
+def _format_1_to_2(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Format 2 moved the scikit-learn parts from a pickle (model.joblib) to model.skops and
+    changed nothing else: the manifest reads as it is, and a transformer's files load as they
+    were saved. A pickle still in the folder is explained where it is found
+    (sklearn_files.parts_load), not converted here: converting it means unpickling it, which is
+    an administrator's decision to trust the file (manage.py convert_pickled_artifacts)."""
+    return manifest
+
+
+# How a manifest of format N is read as format N + 1: one entry per format before FORMAT_VERSION
+# (a test fails when a new format comes without one).
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _format_1_to_2}
+
+
+def newer_format_message(*, version: int, path: str) -> str:
+    return (f"This model was saved by a newer MedLitBot (format {version}); this install reads "
+            f"up to {FORMAT_VERSION}: upgrade, or retrain it here. Upgrade every worker and the "
+            f"web alike; the model's files are in {path}.")
+
+
 def read_manifest(path: str) -> dict[str, Any]:
+    """The artifact's manifest, read as the current format: every model is loaded through here
+    (ml_models.load_classifier), so no loader sees a format it does not know."""
     manifest_path = Path(path) / MANIFEST
     if not manifest_path.is_file():
         raise FileNotFoundError(f"No {MANIFEST} in {path}: not a MedLitBot model artifact")
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    # Format 1 predates the field: a manifest without one is format 1.
     version = manifest.get("format_version", 1) if isinstance(manifest, dict) else None
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ArtifactRefusedError(f"{manifest_path} has no valid format_version: not a "
                                    f"MedLitBot model artifact, or a damaged one.")
     if version > FORMAT_VERSION:
         # Its files may be laid out in a way this code would misread: never guess.
-        raise ArtifactRefusedError(
-            f"The model in {path} was saved in artifact format {version} by a newer MedLitBot; "
-            f"this one reads formats up to {FORMAT_VERSION}. Upgrade MedLitBot on this machine "
-            f"(every worker and the web) to load it.")
+        raise ArtifactRefusedError(newer_format_message(version=version, path=path))
+    for older in range(version, FORMAT_VERSION):
+        manifest = UPGRADES[older](manifest)
     return manifest

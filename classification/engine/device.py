@@ -196,6 +196,8 @@ def plan_cpu_only(reason: str) -> DevicePlan:
 
 
 def plan_device(*, use_mps: bool = False, smoke_timeout: float = MPS_SMOKE_TIMEOUT_S) -> DevicePlan:
+    """The device a transformer job runs on: a CUDA GPU, else Apple Silicon's safe profile (with
+    MPS only when asked and it passes a smoke test), else the CPU at its fastest dtype."""
     import torch
     import transformers
 
@@ -206,51 +208,66 @@ def plan_device(*, use_mps: bool = False, smoke_timeout: float = MPS_SMOKE_TIMEO
         chip=_chip_name(),
     )
     cores = physical_cores()
-    is_apple = platform.system() == "Darwin" and platform.machine() == "arm64"
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     plan.cuda_visible_devices = visible
     plan.physical_gpus = visible_gpus(visible)
-
     if torch.cuda.is_available():
-        index = torch.cuda.current_device()
-        plan.device = "cuda"
-        plan.device_index = index
-        plan.physical_gpu = physical_gpu(index, visible)
-        plan.chip = torch.cuda.get_device_name(index)
-        plan.threads = cores
-        plan.dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
-        plan.dataloader_num_workers = min(2, cores)  # measured on an H100: 2 keep it fed
-        given = (f"CUDA_VISIBLE_DEVICES={visible}" if visible is not None
-                 else "CUDA_VISIBLE_DEVICES unset")
-        plan.reason = (f"CUDA GPU available: physical GPU {plan.physical_gpu} ({given}) as "
-                       f"cuda:{index}; {plan.dtype} mixed precision")
-        return plan
+        return _plan_cuda(plan, cores=cores, visible=visible)
+    if platform.system() == "Darwin" and platform.machine() == "arm64":
+        return _plan_apple(plan, cores=cores, use_mps=use_mps, smoke_timeout=smoke_timeout)
+    return _plan_cpu(plan, cores=cores, use_mps=use_mps)
 
-    if is_apple:
-        # The field reports (seeds 002/003) saw segfaults and fork hangs: run the safe profile.
-        plan.threads = max(1, min(cores, 4))
-        plan.env = {
-            "TOKENIZERS_PARALLELISM": "false",
-            "OMP_NUM_THREADS": str(plan.threads),
-            "MKL_NUM_THREADS": "1",
-            "KMP_DUPLICATE_LIB_OK": "TRUE",
-            "PYTORCH_ENABLE_MPS_FALLBACK": "1",
-        }
-        for key, value in plan.env.items():
-            os.environ.setdefault(key, value)
-        if not use_mps:
-            plan.reason = "Apple Silicon: CPU safe profile (MPS not requested)"
-            return plan
-        if not torch.backends.mps.is_available():
-            plan.reason = "Apple Silicon: MPS requested but not available; CPU safe profile"
-            return plan
-        ok, detail = _mps_smoke_test(smoke_timeout)
-        if ok:
-            plan.device = "mps"
-            plan.reason = f"MPS requested; {detail}"
-        else:
-            plan.reason = f"MPS requested but rejected ({detail}); CPU safe profile"
+
+def _plan_cuda(plan: DevicePlan, *, cores: int, visible: str | None) -> DevicePlan:
+    import torch
+
+    index = torch.cuda.current_device()
+    plan.device = "cuda"
+    plan.device_index = index
+    plan.physical_gpu = physical_gpu(index, visible)
+    plan.chip = torch.cuda.get_device_name(index)
+    plan.threads = cores
+    plan.dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+    plan.dataloader_num_workers = min(2, cores)  # measured on an H100: 2 keep it fed
+    given = (f"CUDA_VISIBLE_DEVICES={visible}" if visible is not None
+             else "CUDA_VISIBLE_DEVICES unset")
+    plan.reason = (f"CUDA GPU available: physical GPU {plan.physical_gpu} ({given}) as "
+                   f"cuda:{index}; {plan.dtype} mixed precision")
+    return plan
+
+
+def _plan_apple(plan: DevicePlan, *, cores: int, use_mps: bool,
+                smoke_timeout: float) -> DevicePlan:
+    import torch
+
+    # The field reports (seeds 002/003) saw segfaults and fork hangs: run the safe profile.
+    plan.threads = max(1, min(cores, 4))
+    plan.env = {
+        "TOKENIZERS_PARALLELISM": "false",
+        "OMP_NUM_THREADS": str(plan.threads),
+        "MKL_NUM_THREADS": "1",
+        "KMP_DUPLICATE_LIB_OK": "TRUE",
+        "PYTORCH_ENABLE_MPS_FALLBACK": "1",
+    }
+    for key, value in plan.env.items():
+        os.environ.setdefault(key, value)
+    if not use_mps:
+        plan.reason = "Apple Silicon: CPU safe profile (MPS not requested)"
         return plan
+    if not torch.backends.mps.is_available():
+        plan.reason = "Apple Silicon: MPS requested but not available; CPU safe profile"
+        return plan
+    ok, detail = _mps_smoke_test(smoke_timeout)
+    if ok:
+        plan.device = "mps"
+        plan.reason = f"MPS requested; {detail}"
+    else:
+        plan.reason = f"MPS requested but rejected ({detail}); CPU safe profile"
+    return plan
+
+
+def _plan_cpu(plan: DevicePlan, *, cores: int, use_mps: bool) -> DevicePlan:
+    import torch
 
     plan.threads = cores
     plan.env = {"TOKENIZERS_PARALLELISM": "false"}

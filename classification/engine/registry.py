@@ -2,9 +2,10 @@
 
 A ModelSpec says which classifier trains the kind, where its weights come from and how fast it
 trains. Loading, the facade's create/load and the New model page's estimate all read the spec,
-so a new kind is a new entry here plus its classifier's own module. The classifier is named by
-import path and imported on first use: Django imports this module, and it must not pull in
-torch or scikit-learn.
+so a new kind is a new entry here plus its classifier's own module, and for a baseline or
+embedding kind its search space (engine/search_space.py; docs/contracts.md, "Where to add", lists
+the rest). The classifier is named by import path and imported on first use: Django imports
+this module, and it must not pull in torch or scikit-learn.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from . import search_space
+from . import search_estimates, search_space
 from .base import BaseClassifier
 from .registry import ModelSpec, get_spec, model_availability
 from .types import (
@@ -48,7 +48,6 @@ ENSEMBLE_MARGIN = 0.005  # its weights are tuned on the rows that score it: dema
 EXPLORE_BONUS = 0.02  # per 1/sqrt(trials of the candidate): a once-tried kind gets another look
 MAX_TRIALS = 300  # one-second TF-IDF trials on a long budget: beyond this TPE gains nothing
 LEADERBOARD_ROWS = 50
-GPU_SPEEDUP = {"cuda": 25.0, "mps": 4.0}
 
 
 def available_candidates(model_dir: str | None = None) -> list[str]:
@@ -131,6 +130,10 @@ class SearchRun:
         self.live: dict[str, Any] | None = None  # the running trial, for the leaderboard
         self._finished: list[Any] | None = None  # the study's trials, read once per change
         for spec in self.candidates:
+            if why := search_space.missing_space(spec):
+                logger.error("search: %s", why)  # a registry entry without its space: a bug
+                self.excluded[spec.key] = why
+                continue
             # A search never waits on a download it may not make: such a kind is left out.
             found = model_availability(spec.key, local_dir=config.model_dir)
             if found["status"] == "unreachable" or (
@@ -355,23 +358,9 @@ class SearchRun:
         return self._estimate(spec, search_space.defaults(spec))
 
     def _estimate(self, spec: ModelSpec, settings: dict[str, Any] | None = None) -> float:
-        """Seconds a trial of `spec` takes: the kind's latest measured trial, scaled to these
-        settings' work; before any, the registry's speed figure for this device."""
-        settings = settings or search_space.defaults(spec)
-        units = search_space.work_units(spec, settings)
-        measured = [t for t in self._trials() if t.params.get("model_type") == spec.key
-                    and t.user_attrs.get("seconds") and t.value is not None]
-        if measured:
-            last = measured[-1]
-            done = search_space.work_units(spec, search_space.unprefixed(last.params))
-            return float(last.user_attrs["seconds"]) * units / done
-        plan = self.search.device_plan
-        threads = max(1, int(getattr(plan, "threads", 1) or 1))
-        speed = spec.speed.samples_per_second_per_thread * threads ** 0.8
-        speed *= GPU_SPEEDUP.get(str(getattr(plan, "device", "cpu")), 1.0)
-        rows = len(self.train) + len(self.val)
-        passes = 1.0 if spec.speed.single_pass else units * 128 / 256 + 1 / 3
-        return spec.speed.overhead_seconds + rows * passes / speed
+        return search_estimates.trial_seconds(
+            spec=spec, settings=settings or search_space.defaults(spec), trials=self._trials(),
+            device_plan=self.search.device_plan, rows=len(self.train) + len(self.val))
 
     # ---- the outcome -------------------------------------------------------------------------
 

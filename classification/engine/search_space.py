@@ -1,5 +1,10 @@
 """What a model search may change for each kind of candidate, and what it tries first.
 
+A new kind of the registry needs its space here too: a baseline or embedding kind its entry in
+HEAD (and its head's range in C_RANGE and default in baselines.DEFAULT_C); a transformer kind
+shares the transformers' space. A kind without one is refused by name (NoSearchSpaceError), and
+tests/test_every_baseline_kind_has_a_search_space.py fails until it has one.
+
 Parameter names carry the candidate's key ("tfidf_svm:regularization_c"), so Optuna's sampler
 learns each candidate's space only from that candidate's own trials. Every value is a setting
 of TrainConfig: a winner's parameters retrain it exactly through the ordinary New model form.
@@ -19,26 +24,58 @@ HEAD = {"tfidf_logreg": "tfidf", "tfidf_svm": "svm", "minilm_embed_logreg": "emb
 C_RANGE = {"tfidf": (0.3, 100.0), "svm": (0.01, 10.0), "embed": (0.1, 100.0)}
 
 
+SPACE_FILE = "classification/engine/search_space.py"
+# Kinds whose space is the regularisation of a scikit-learn head (HEAD names which head).
+HEAD_KINDS = ("baseline", "embedding")
+
+
+class NoSearchSpaceError(ValueError):
+    """A model kind a search was asked to tune that this module has no space for."""
+
+
+def missing_space(spec: ModelSpec) -> str:
+    """Why `spec` cannot be searched ("" when it can): a message naming what to add where."""
+    if spec.kind == "transformer":
+        return ""
+    if spec.kind not in HEAD_KINDS:
+        return (f"{spec.key} has no search space: {SPACE_FILE} knows the kinds transformer, "
+                f"{' and '.join(HEAD_KINDS)}, not {spec.kind!r}")
+    head = HEAD.get(spec.key)
+    if head is None:
+        return f"{spec.key} has no search space: add it to HEAD in {SPACE_FILE}"
+    if head not in C_RANGE or head not in DEFAULT_C:
+        return (f"{spec.key} has no search space: its head {head!r} needs a range in C_RANGE "
+                f"({SPACE_FILE}) and a default in DEFAULT_C (classification/engine/baselines.py)")
+    return ""
+
+
+def _head(spec: ModelSpec) -> str:
+    if why := missing_space(spec):
+        raise NoSearchSpaceError(why)
+    return HEAD.get(spec.key, "")
+
+
 def defaults(spec: ModelSpec) -> dict[str, Any]:
     """The first trial of a candidate: its usual settings, so a search never does worse than
     the New model form's default would have (short on a CPU: 2 epochs at 128 tokens)."""
+    head = _head(spec)
     if spec.kind == "baseline":
-        return {"regularization_c": DEFAULT_C[HEAD[spec.key]], "ngram_max": 2}
+        return {"regularization_c": DEFAULT_C[head], "ngram_max": 2}
     if spec.kind == "embedding":
-        return {"regularization_c": DEFAULT_C["embed"]}
+        return {"regularization_c": DEFAULT_C[head]}
     return {"learning_rate": spec.learning_rate or 5e-5, "epochs": 2, "max_length": 128,
             "batch_size": 16, "class_weighted_loss": True}
 
 
 def suggest(trial: Any, spec: ModelSpec) -> dict[str, Any]:
     """One point of the candidate's space, from Optuna's sampler (or the enqueued defaults)."""
-    key = spec.key
+    key, head = spec.key, _head(spec)
 
     def name(setting: str) -> str:
         return f"{key}:{setting}"
 
-    if spec.kind in ("baseline", "embedding"):
-        low, high = C_RANGE[HEAD[key]]
+    if spec.kind in HEAD_KINDS:
+        low, high = C_RANGE[head]
         chosen: dict[str, Any] = {
             "regularization_c": trial.suggest_float(name("regularization_c"), low, high,
                                                     log=True)}

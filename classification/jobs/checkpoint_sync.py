@@ -21,7 +21,7 @@ from pathlib import Path
 
 from django.db import DatabaseError, close_old_connections, connection
 
-from classification.jobs import paths
+from classification import paths
 from classification.models import TrainingJob
 from core import filestore
 

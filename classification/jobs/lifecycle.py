@@ -15,17 +15,20 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from classification import ml_models
-from classification.jobs import paths, routing
-from core import processes
+from classification import ml_models, paths
+from classification.jobs import routing
+from classification.mlmodels.searches import SEARCH, search_candidates_clean
+from classification.model_paths import model_path_problem
 from classification.models import MLModel, TrainingJob
-from core import queueing
+from core import processes, queueing
 from projects import policy
 from projects.services import activity_record
 
 logger = logging.getLogger(__name__)
 
 S = TrainingJob.Status
+# The Celery task a training message names (classification/tasks.py registers it under this).
+TRAINING_TASK = "classification.tasks.start_model_training"
 # What each final job status means for the model it was training.
 MODEL_STATUS_AFTER = {
     S.FAILED: MLModel.Status.FAILED,
@@ -56,6 +59,37 @@ def job_config(*, ml_model: MLModel, overrides: dict[str, Any] | None) -> dict[s
     return config
 
 
+CUSTOM = "custom"
+CUSTOM_NEEDS_FOLDER = "The custom type needs a local model folder."
+CUSTOM_STAFF_ONLY = ("The custom type trains from a folder on the server, which only staff "
+                     "may give.")
+
+
+def training_model_path_errors(*, model_type: str, config: dict[str, Any] | None,
+                               staff: bool = True) -> dict[str, list[str]]:
+    """{"model_path": [why]} when the folder to train from is missing or unusable, else {}.
+
+    The custom type trains only from a folder (model_path_problem says which folders are
+    usable); `staff` says whether the person could have named one, which changes the words.
+    The form asks this too, to show the refusal on its field before a job is created.
+    """
+    model_path = str((config or {}).get("model_path") or "")
+    if model_type == CUSTOM and not model_path:
+        return {"model_path": [CUSTOM_NEEDS_FOLDER if staff else CUSTOM_STAFF_ONLY]}
+    problem = model_path_problem(model_path)
+    return {"model_path": [problem]} if problem else {}
+
+
+def _model_path_require(*, model_type: str, config: dict[str, Any], staff: bool = True) -> None:
+    if errors := training_model_path_errors(model_type=model_type, config=config, staff=staff):
+        raise ml_models.TrainConfigError(errors)
+
+
+def mlmodel_default_name(*, dataset: Any, model_type: str) -> str:
+    """The name a model gets when the person gives none, at every door."""
+    return f"{dataset.name} · {model_type}"[:200]
+
+
 def _total_epochs(config: dict[str, Any]) -> int:
     return int(ml_models.TrainConfig.from_dict(config).epochs)
 
@@ -68,13 +102,12 @@ def _enqueue(*, ml_model_id: int, job_id: int, task_id: str, queue: str) -> None
     a message that never existed) and QueueUnavailable reaches the caller: a 503 in the web and
     the API, a CommandError in the management commands.
     """
-    from classification.tasks import start_model_training
 
     def fail_unsent(reason: str) -> None:
         training_job_fail_to_start(job_id=job_id, reason=reason)
 
     queueing.task_send_on_commit(
-        task=start_model_training,
+        name=TRAINING_TASK,
         args=(ml_model_id,),
         kwargs={"job_id": job_id},
         task_id=task_id,
@@ -95,8 +128,10 @@ def training_job_create(
 ) -> TrainingJob:
     """Create the MLModel and its queued TrainingJob; the task is sent once this commits.
 
-    Every door (form, API, CLI, review retrain) comes through here, so the settings schema is
-    enforced here too: TrainConfigError (a ValueError) names each bad field. `staff` says whether
+    Every door (form, API, CLI, review retrain) comes through here, so the settings schema and
+    the model folder rule are enforced here too: TrainConfigError (a ValueError) names each bad
+    field (model_path for a custom model without a usable folder). An empty `name` becomes
+    mlmodel_default_name. `staff` says whether
     the caller may name a folder on the server; by default the owner's own flag. `internal`
     holds settings MedLitBot's own services set (an ensemble's members), never a person.
 
@@ -123,7 +158,7 @@ def training_job_create(
         ml_model = MLModel(
             owner=owner or dataset.owner,
             project_id=dataset.project_id,
-            name=name or f"{model_type} on {dataset.name}",
+            name=name or mlmodel_default_name(dataset=dataset, model_type=model_type),
             model_type=model_type,
             dataset=dataset,
             parameters=dict(config or {}),
@@ -158,9 +193,8 @@ def _config_checked(*, config: dict[str, Any] | None, model_type: str, staff: bo
     if model_type == "ensemble" and not internal:
         raise ValueError("An ensemble is not trained from a dataset: combine trained models "
                          "on the Compare page or with POST /api/models/ensemble/.")
-    if model_type == "search":
-        from classification.jobs.searches import search_candidates_clean
-
+    _model_path_require(model_type=model_type, config=config, staff=staff)
+    if model_type == SEARCH:
         config["search_candidates"] = search_candidates_clean(config.get("search_candidates"))
     return {**config, **(internal or {})}
 
@@ -217,6 +251,7 @@ def training_job_for_delivery(
             return None
         try:
             merged = job_config(ml_model=ml_model, overrides=config)
+            _model_path_require(model_type=ml_model.model_type, config=merged)
         except ValueError as exc:
             merged, problem = dict(config or {}), str(exc)
         else:

@@ -9,9 +9,10 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from classification.jobs import broker, cleanup, lifecycle, paths
-from core import processes
+from classification import paths
+from classification.jobs import cleanup, lifecycle
 from classification.models import TrainingJob
+from core import broker, processes
 
 logger = logging.getLogger(__name__)
 

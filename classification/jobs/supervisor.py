@@ -18,11 +18,12 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connections
 from django.utils import timezone
 
-from classification.jobs import cleanup, lifecycle, paths
-from core import processes
+from classification import paths
+from classification.jobs import cleanup, lifecycle
 from classification.jobs.child import child_main
 from classification.jobs.progress import STOP_CHECK_SECONDS
 from classification.models import TrainingJob
+from core import processes
 
 logger = logging.getLogger(__name__)
 

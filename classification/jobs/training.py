@@ -12,6 +12,7 @@ import logging
 import os
 import shutil
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,21 +20,15 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from classification import ml_models
-from classification.jobs import (
-    baseline_check,
-    checkpoint_sync,
-    cleanup,
-    lifecycle,
-    paths,
-    searches,
-)
+from classification import ml_models, paths
+from classification.jobs import baseline_check, checkpoint_sync, cleanup, lifecycle
 from classification.jobs.progress import (
     FINAL_TEST,
     VERIFYING,
     Heartbeat,
     ProgressWriter,
 )
+from classification.mlmodels import searches
 from classification.models import MLModel, TrainingJob
 from core import filestore
 
@@ -204,137 +199,218 @@ def kept_search_reason(stopped: str, metrics: dict[str, Any]) -> str:
             "split was not scored. Resume continues the search: the study keeps every trial.")
 
 
+@dataclass
+class _Run:
+    """One training process's state, filled in step by step: each step reads what the steps
+    before it left here."""
+
+    job: TrainingJob
+    writer: ProgressWriter
+    heartbeat: Heartbeat
+    sync: checkpoint_sync.CheckpointSync | None = None
+    train: ml_models.TextData = field(init=False)
+    val: ml_models.TextData = field(init=False)
+    test: ml_models.TextData = field(init=False)
+    config: ml_models.TrainConfig = field(init=False)
+    plan: ml_models.DevicePlan = field(init=False)
+    clf: ml_models.Classifier = field(init=False)
+    val_metrics: dict[str, Any] = field(init=False)
+    # A search stopped on request: why. Its best model so far is saved, not dropped, and the
+    # test split is left for the resumed search (the cancel grace is short).
+    kept: str = ""
+    test_metrics: dict[str, Any] = field(default_factory=dict)
+    baseline: Any = None
+    artifact: Path = field(init=False)
+    metrics: dict[str, Any] = field(init=False)
+    digest: str = ""
+
+
+def _step_data(run: _Run) -> None:
+    """The three splits, the job's settings, and its checkpoints shared as they are written."""
+    run.writer.set_phase(P.PREPARING, f"training process {os.getpid()} started; loading data")
+    run.writer.flush(force=True)
+    dataset = run.job.ml_model.dataset
+    run.train, run.val, run.test = (load_split(dataset, s) for s in ("train", "validation", "test"))
+    run.writer.line(f"data: {len(run.train)} train, {len(run.val)} validation, "
+                    f"{len(run.test)} test rows")
+    run.config = build_config(run.job, run.writer)
+    run.sync = checkpoint_sync.checkpoint_sync_start(
+        job=run.job, output_dir=Path(run.config.output_dir))
+
+
+def _step_device(run: _Run) -> None:
+    """Where the job runs, recorded on the job and the model before the fit starts."""
+    writer = run.writer
+    if needs_no_torch(run.job.ml_model.model_type, run.config):
+        # scikit-learn only: importing torch and transformers here cost ~7 s of a TF-IDF
+        # job that fits in one or two, and there is no device to plan.
+        from classification.engine.device import plan_cpu_only
+
+        plan = plan_cpu_only("scikit-learn baseline: CPU only (no torch needed)")
+    else:
+        # Heavy imports are their own progress steps, so a hang inside one is located.
+        for library in ("torch", "transformers", "transformers.trainer"):
+            writer.line(f"importing {library}")
+            writer.flush(force=True)
+            importlib.import_module(library)
+        plan = ml_models.plan_device(use_mps=run.config.use_mps)
+    writer.line(f"device: {plan.device}, {plan.threads} threads, {plan.dtype} ({plan.reason})")
+    plan_dict = _jsonable(plan.as_dict())
+    TrainingJob.objects.filter(pk=run.job.pk).update(device_plan=plan_dict)
+    MLModel.objects.filter(pk=run.job.ml_model_id).update(
+        device_plan=plan_dict, device_used=plan.device
+    )
+    writer.flush(force=True)
+    run.plan = plan
+
+
+def _step_fit(run: _Run) -> None:
+    run.clf = ml_models.create_classifier(run.job.ml_model.model_type, device_plan=run.plan)
+    stop_if_asked(run.writer)  # the imports and the device plan take seconds
+    run.val_metrics = run.clf.fit(run.train, run.val, run.config, run.writer.progress_cb,
+                                  run.writer.should_stop)
+    if run.sync is not None:
+        # No checkpoint comes after fit. Waiting here for a publish in flight keeps it from
+        # landing after the job completes, or from being cut off when the process exits;
+        # a cancel from here on still publishes the last one (_cancelled()).
+        run.sync.stop()
+    run.kept = getattr(run.clf, "stopped_reason", "")
+
+
+def _step_test(run: _Run) -> None:
+    # The final phases are short and cannot be interrupted inside; a cancel asked for during
+    # one is honoured at the next boundary, keeping the last epoch's checkpoint.
+    if run.kept:
+        return
+    stop_if_asked(run.writer)
+    run.writer.set_phase(P.EVALUATING, f"evaluating on the test split ({len(run.test)} rows)",
+                         percent=FINAL_TEST)
+    run.writer.flush(force=True)
+    run.test_metrics = run.clf.evaluate(run.test) if len(run.test) else {}
+
+
+def _step_baseline(run: _Run) -> None:
+    run.baseline = baseline_check.validation_baseline(
+        model_type=run.job.ml_model.model_type, train=run.train, val=run.val, config=run.config)
+    if not run.kept:
+        stop_if_asked(run.writer)
+
+
+def _step_save(run: _Run) -> None:
+    run.writer.set_phase(P.SAVING, "saving the model")
+    run.writer.flush(force=True)
+    run.artifact = paths.model_artifact_dir(run.job.ml_model_id)
+    run.clf.save(str(run.artifact))  # the engine writes a temp folder and os.replace()s it in
+
+
+def _step_verify(run: _Run) -> None:
+    """The saved model loads back and answers; its metrics are the ones the model row keeps."""
+    run.writer.set_phase(P.SAVING, "verifying that the saved model loads back",
+                         percent=VERIFYING)
+    run.writer.flush(force=True)
+    loaded = ml_models.load_classifier(str(run.artifact))
+    if run.val.texts or run.test.texts:
+        # It must load back and answer, on the fast path too where batches will take it.
+        loaded.predict([(run.test.texts or run.val.texts)[0]], fast=True)
+    val_metrics = run.val_metrics or {}
+    run.metrics = _jsonable({
+        **(run.test_metrics or val_metrics),
+        "evaluated_on": "test" if run.test_metrics else "validation",
+        "baseline": run.baseline,
+        **ml_models.fast_path_summary(loaded.fast_path),
+        **({"search": val_metrics["search"]} if "search" in val_metrics else {}),
+        "validation": {k: v for k, v in val_metrics.items()
+                       if not isinstance(v, (dict, list))},
+    })
+    run.writer.line("saved and verified: it loads back and predicts")
+    run.writer.flush(force=True)
+
+
+def _step_publish(run: _Run) -> None:
+    run.digest = filestore.tree_publish(folder=run.artifact)
+    if run.digest:
+        run.writer.line(f"published to the shared storage as {run.digest[:12]}")
+
+
+def _step_finish(run: _Run) -> None:
+    reason = kept_search_reason(run.kept, run.metrics) if run.kept else ""
+    ended = complete(run.job, clf=run.clf, artifact=run.artifact, metrics=run.metrics,
+                     kept_reason=reason, digest=run.digest)
+    # If the supervisor ended the job first (stall, cancel), this artifact belongs to no
+    # one, unless the model already stands on it (a search's kept best).
+    if not ended:
+        cleanup.artifact_tree_forget(digest=run.digest)
+    if not ended and not MLModel.objects.filter(
+            pk=run.job.ml_model_id, status=MLModel.Status.TRAINED).exists():
+        shutil.rmtree(run.artifact, ignore_errors=True)
+
+
+STEPS = (_step_data, _step_device, _step_fit, _step_test, _step_baseline, _step_save,
+         _step_verify, _step_publish, _step_finish)
+
+
+@dataclass(frozen=True)
+class _Ending:
+    """How a job that did not reach _step_finish ends: its state, reason and exit code."""
+
+    target: str
+    reason: str
+    exit_code: int = 0
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+def _cancelled(run: _Run, exc: Exception) -> _Ending:
+    saved = exc.checkpoint_path if isinstance(exc, ml_models.TrainingStopped) else None
+    if run.sync is not None:
+        run.sync.finish()  # the cancel's checkpoint is the one another node would resume from
+    reason, checkpoint = stopped_reason(run.writer, job_id=run.job.pk, saved=saved)
+    run.writer.line(reason)
+    return _Ending(S.CANCELLED, reason, fields={"checkpoint_path": checkpoint})
+
+
+def _unavailable(run: _Run, exc: Exception) -> _Ending:
+    """The model's weights cannot be had here: its message says why, and a resume may work."""
+    return _Ending(S.FAILED, f"{exc}\nResume: {paths.resume_note(job_id=run.job.pk)}.")
+
+
+def _crashed(run: _Run, exc: Exception) -> _Ending:
+    logger.error("job %s failed", run.job.pk, exc_info=exc)
+    run.writer.line(f"error: {type(exc).__name__}: {exc}")
+    # The first line stays the error itself (the job page shows only that); what a resume
+    # would start from comes right after it, above the traceback.
+    first, _, trace = short_traceback(exc).partition("\n")
+    reason = f"{first}\nResume: {paths.resume_note(job_id=run.job.pk)}.\n{trace}"
+    return _Ending(S.FAILED, reason, exit_code=1)
+
+
+def _end_early(run: _Run, exc: Exception) -> int:
+    """The one error path: each failure class mapped to its ending, then the job ended so."""
+    endings = ((ml_models.TrainingStopped, _cancelled), (StopBeforeEnd, _cancelled),
+               (ml_models.ModelUnavailableError, _unavailable), (Exception, _crashed))
+    ending = next(end for kind, end in endings if isinstance(exc, kind))(run, exc)
+    run.writer.flush(force=True)
+    lifecycle.training_job_finish(job_id=run.job.pk, target=ending.target,
+                                  reason=ending.reason, **ending.fields)
+    return ending.exit_code
+
+
 def run_training(*, job_id: int) -> int:
     """Train one job to its end; returns the process exit code."""
     job = TrainingJob.objects.select_related("ml_model__dataset").get(pk=job_id)
     if job.status != S.RUNNING:
         return 0
     writer = ProgressWriter(job, interval=float(settings.PROGRESS_WRITE_INTERVAL))
-    heartbeat = Heartbeat(job.pk, interval=float(settings.HEARTBEAT_INTERVAL))
-    heartbeat.start()
-    sync: checkpoint_sync.CheckpointSync | None = None
+    run = _Run(job=job, writer=writer,
+               heartbeat=Heartbeat(job.pk, interval=float(settings.HEARTBEAT_INTERVAL)))
+    run.heartbeat.start()
     try:
-        writer.set_phase(P.PREPARING, f"training process {os.getpid()} started; loading data")
-        writer.flush(force=True)
-        dataset = job.ml_model.dataset
-        train, val, test = (load_split(dataset, s) for s in ("train", "validation", "test"))
-        writer.line(f"data: {len(train)} train, {len(val)} validation, {len(test)} test rows")
-        config = build_config(job, writer)
-        sync = checkpoint_sync.checkpoint_sync_start(job=job, output_dir=Path(config.output_dir))
-        if needs_no_torch(job.ml_model.model_type, config):
-            # scikit-learn only: importing torch and transformers here cost ~7 s of a TF-IDF
-            # job that fits in one or two, and there is no device to plan.
-            from classification.engine.device import plan_cpu_only
-
-            plan = plan_cpu_only("scikit-learn baseline: CPU only (no torch needed)")
-        else:
-            # Heavy imports are their own progress steps, so a hang inside one is located.
-            for library in ("torch", "transformers", "transformers.trainer"):
-                writer.line(f"importing {library}")
-                writer.flush(force=True)
-                importlib.import_module(library)
-            plan = ml_models.plan_device(use_mps=config.use_mps)
-        writer.line(f"device: {plan.device}, {plan.threads} threads, {plan.dtype} ({plan.reason})")
-        plan_dict = _jsonable(plan.as_dict())
-        TrainingJob.objects.filter(pk=job.pk).update(device_plan=plan_dict)
-        MLModel.objects.filter(pk=job.ml_model_id).update(
-            device_plan=plan_dict, device_used=plan.device
-        )
-        writer.flush(force=True)
-        clf = ml_models.create_classifier(job.ml_model.model_type, device_plan=plan)
-        stop_if_asked(writer)  # the imports and the device plan take seconds
-        val_metrics = clf.fit(train, val, config, writer.progress_cb, writer.should_stop)
-        if sync is not None:
-            # No checkpoint comes after fit. Waiting here for a publish in flight keeps it from
-            # landing after the job completes, or from being cut off when the process exits;
-            # a cancel from here on still publishes the last one (finish()).
-            sync.stop()
-        # A search stopped on request returns the best model so far: it is saved, not dropped,
-        # and the test split is left for the resumed search (the cancel grace is short).
-        kept = getattr(clf, "stopped_reason", "")
-
-        # The final phases are short and cannot be interrupted inside; a cancel asked for during
-        # one is honoured at the next boundary, keeping the last epoch's checkpoint.
-        if not kept:
-            stop_if_asked(writer)
-            writer.set_phase(
-                P.EVALUATING, f"evaluating on the test split ({len(test)} rows)",
-                percent=FINAL_TEST,
-            )
-            writer.flush(force=True)
-        test_metrics = clf.evaluate(test) if len(test) and not kept else {}
-        baseline = baseline_check.validation_baseline(
-            model_type=job.ml_model.model_type, train=train, val=val, config=config)
-        if not kept:
-            stop_if_asked(writer)
-        writer.set_phase(P.SAVING, "saving the model")
-        writer.flush(force=True)
-        artifact = paths.model_artifact_dir(job.ml_model_id)
-        clf.save(str(artifact))  # the engine writes a temp folder and os.replace()s it in
-        writer.set_phase(P.SAVING, "verifying that the saved model loads back", percent=VERIFYING)
-        writer.flush(force=True)
-        loaded = ml_models.load_classifier(str(artifact))
-        if val.texts or test.texts:
-            # It must load back and answer, on the fast path too where batches will take it.
-            loaded.predict([(test.texts or val.texts)[0]], fast=True)
-        metrics = _jsonable(
-            {
-                **(test_metrics or val_metrics or {}),
-                "evaluated_on": "test" if test_metrics else "validation",
-                "baseline": baseline,
-                **ml_models.fast_path_summary(loaded.fast_path),
-                **({"search": val_metrics["search"]} if "search" in (val_metrics or {}) else {}),
-                "validation": {
-                    k: v
-                    for k, v in (val_metrics or {}).items()
-                    if not isinstance(v, (dict, list))
-                },
-            }
-        )
-        writer.line("saved and verified: it loads back and predicts")
-        writer.flush(force=True)
-        digest = filestore.tree_publish(folder=artifact)
-        if digest:
-            writer.line(f"published to the shared storage as {digest[:12]}")
-        reason = kept_search_reason(kept, metrics) if kept else ""
-        ended = complete(job, clf=clf, artifact=artifact, metrics=metrics, kept_reason=reason,
-                         digest=digest)
-        # If the supervisor ended the job first (stall, cancel), this artifact belongs to no
-        # one, unless the model already stands on it (a search's kept best).
-        if not ended:
-            cleanup.artifact_tree_forget(digest=digest)
-        if not ended and not MLModel.objects.filter(
-                pk=job.ml_model_id, status=MLModel.Status.TRAINED).exists():
-            shutil.rmtree(artifact, ignore_errors=True)
-        return 0
-    except (ml_models.TrainingStopped, StopBeforeEnd) as exc:
-        saved = exc.checkpoint_path if isinstance(exc, ml_models.TrainingStopped) else None
-        if sync is not None:
-            sync.finish()  # the cancel's checkpoint is the one another node would resume from
-        reason, checkpoint = stopped_reason(writer, job_id=job.pk, saved=saved)
-        writer.line(reason)
-        writer.flush(force=True)
-        lifecycle.training_job_finish(
-            job_id=job.pk, target=S.CANCELLED, reason=reason, checkpoint_path=checkpoint
-        )
-        return 0
-    except ml_models.ModelUnavailableError as exc:
-        writer.flush(force=True)
-        reason = f"{exc}\nResume: {paths.resume_note(job_id=job.pk)}."
-        lifecycle.training_job_finish(job_id=job.pk, target=S.FAILED, reason=reason)
+        for step in STEPS:
+            step(run)
         return 0
     except Exception as exc:
-        logger.exception("job %s failed", job.pk)
-        writer.line(f"error: {type(exc).__name__}: {exc}")
-        writer.flush(force=True)
-        # The first line stays the error itself (the job page shows only that); what a resume
-        # would start from comes right after it, above the traceback.
-        first, _, trace = short_traceback(exc).partition("\n")
-        reason = f"{first}\nResume: {paths.resume_note(job_id=job.pk)}.\n{trace}"
-        lifecycle.training_job_finish(job_id=job.pk, target=S.FAILED, reason=reason)
-        return 1
+        return _end_early(run, exc)
     finally:
-        if sync is not None:
-            sync.stop()
-        heartbeat.stop()
+        if run.sync is not None:
+            run.sync.stop()
+        run.heartbeat.stop()
         connection.close()

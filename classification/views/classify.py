@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 from classification import selectors, services
 from classification.batches.selectors import batch_job_list
 from classification.forms import BatchForm, ClassifyForm
-from classification.jobs.explanations import ExplainBusy, mlmodel_explain
+from classification.mlmodels.explanations import ExplainBusy, mlmodel_explain
 from classification.models import MLModel
 from classification.views.batches import batch_payload
 from projects import policy

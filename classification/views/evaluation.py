@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 
 from classification import services
 from classification.forms import FileUploadForm
-from classification.jobs.overlap import overlap_warning
+from classification.mlmodels.overlap import overlap_warning
 from classification.models import MLModel
 from classification.views.models import model_get
 from classification.views.presenters import metric_rows

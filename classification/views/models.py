@@ -14,7 +14,8 @@ from classification import ml_models, selectors, services
 from classification.estimates import estimator_data
 from classification.forms import PRESETS, FileUploadForm, SearchForm, TrainingJobCreateForm
 from classification.jobs.ensembles import ensemble_create as ensemble_create_service
-from classification.jobs.searches import search_candidates_available, search_create
+from classification.jobs.searches import search_create
+from classification.mlmodels.searches import search_candidates_available
 from classification.models import MLModel, TrainingJob
 from classification.quality import quality_warnings
 from classification.views.presenters import (

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import codecs
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from charset_normalizer import from_bytes
 
@@ -20,6 +22,18 @@ _UTF8_MULTIBYTE = re.compile(
 )
 
 
+@dataclass
+class _Utf8Scan:
+    """What reading a file as strict UTF-8 found: its first line (and byte) that is not UTF-8,
+    and whether it holds real multi-byte UTF-8 anywhere (both together: mixed encodings)."""
+
+    lines: int = 0
+    offset: int = 0
+    bad_line: int | None = None
+    bad_offset: int = 0
+    saw_multibyte: bool = False
+
+
 def detect_encoding(path: Path) -> tuple[str, str]:
     """Return (codec, how it was decided). Streams the whole file once; memory stays at CHUNK.
 
@@ -30,11 +44,6 @@ def detect_encoding(path: Path) -> tuple[str, str]:
     line 90,000. A file that is valid UTF-8 in places and not in others is refused: decoding
     it either way would corrupt part of it.
     """
-    decoder = codecs.getincrementaldecoder("utf-8")("strict")
-    lines = 0
-    offset = 0
-    bad_line = bad_offset = None
-    saw_multibyte = False
     with path.open("rb") as f:
         head = f.read(CHUNK)
         if not head.strip(UTF8_BOM + b" \t\r\n"):
@@ -43,50 +52,64 @@ def detect_encoding(path: Path) -> tuple[str, str]:
             raise DatasetFileError(
                 "The file contains NUL bytes: it is binary (or UTF-16), not a text file."
             )
-        chunk = head
-        while chunk:
-            # Past the head a NUL is damage, not UTF-16: name its line so it can be found.
-            # Refused rather than dropped: PostgreSQL cannot store it, and the file's other
-            # lines may be damaged in ways no check sees.
-            nul = chunk.find(b"\x00")
-            if nul >= 0:
-                line = lines + chunk.count(b"\n", 0, nul) + 1
-                raise DatasetFileError(
-                    f"Line {line} contains a NUL byte, which no text file holds: the file is "
-                    "damaged or binary. Remove it and upload again."
-                )
-            if bad_line is None:
-                try:
-                    decoder.decode(chunk)
-                except UnicodeDecodeError as exc:
-                    start = max(exc.start, 0)
-                    bad_line = lines + chunk[:start].count(b"\n") + 1
-                    bad_offset = offset + start
-            saw_multibyte = saw_multibyte or bool(_UTF8_MULTIBYTE.search(chunk))
-            if bad_line is not None and saw_multibyte:
-                break
-            lines += chunk.count(b"\n")
-            offset += len(chunk)
-            chunk = f.read(CHUNK)
-        if bad_line is None:
-            try:
-                decoder.decode(b"", final=True)
-            except UnicodeDecodeError:
-                bad_line, bad_offset = lines + 1, offset
+        scan = _utf8_scan(f, head)
         has_bom = head.startswith(UTF8_BOM)
-        if bad_line is None:
+        if scan.bad_line is None:
             return ("utf-8-sig", "UTF-8 byte-order mark") if has_bom else ("utf-8", "valid UTF-8")
-        if has_bom or saw_multibyte:
+        if has_bom or scan.saw_multibyte:
             raise DatasetFileError(mixed_encodings_message(path))
-        f.seek(max(0, bad_offset - CHUNK // 2))
+        f.seek(max(0, scan.bad_offset - CHUNK // 2))
         sample = head + f.read(CHUNK)
     best = from_bytes(sample, cp_isolation=FALLBACK_ENCODINGS).best()
     if best is None:
         raise DatasetFileError(
-            f"Line {bad_line} is not valid UTF-8 and the file does not read as Windows-1252 or "
-            "Latin-1 either. Re-save it as UTF-8."
+            f"Line {scan.bad_line} is not valid UTF-8 and the file does not read as Windows-1252 "
+            "or Latin-1 either. Re-save it as UTF-8."
         )
-    return best.encoding, f"not UTF-8 (line {bad_line}); charset-normalizer chose {best.encoding}"
+    return best.encoding, (f"not UTF-8 (line {scan.bad_line}); charset-normalizer chose "
+                           f"{best.encoding}")
+
+
+def _utf8_scan(f: IO[bytes], head: bytes) -> _Utf8Scan:
+    """The file from `head` on, decoded as strict UTF-8 a chunk at a time; it stops early once
+    the file is known to mix encodings."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    scan = _Utf8Scan()
+    chunk = head
+    while chunk:
+        _refuse_nul(chunk, lines_before=scan.lines)
+        if scan.bad_line is None:
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                start = max(exc.start, 0)
+                scan.bad_line = scan.lines + chunk[:start].count(b"\n") + 1
+                scan.bad_offset = scan.offset + start
+        scan.saw_multibyte = scan.saw_multibyte or bool(_UTF8_MULTIBYTE.search(chunk))
+        if scan.bad_line is not None and scan.saw_multibyte:
+            break
+        scan.lines += chunk.count(b"\n")
+        scan.offset += len(chunk)
+        chunk = f.read(CHUNK)
+    if scan.bad_line is None:
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            scan.bad_line, scan.bad_offset = scan.lines + 1, scan.offset
+    return scan
+
+
+def _refuse_nul(chunk: bytes, *, lines_before: int) -> None:
+    # Past the head a NUL is damage, not UTF-16: name its line so it can be found. Refused
+    # rather than dropped: PostgreSQL cannot store it, and the file's other lines may be
+    # damaged in ways no check sees.
+    nul = chunk.find(b"\x00")
+    if nul >= 0:
+        line = lines_before + chunk.count(b"\n", 0, nul) + 1
+        raise DatasetFileError(
+            f"Line {line} contains a NUL byte, which no text file holds: the file is "
+            "damaged or binary. Remove it and upload again."
+        )
 
 
 def mixed_encodings_message(path: Path) -> str:

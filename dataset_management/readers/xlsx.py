@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -86,6 +86,19 @@ class _Reader(ExcelReader):
 
 def read_xlsx(path: Path) -> RecordStream:
     check_zip(path)
+    reader, close = _workbook_open(path)
+    try:
+        rows = reader.wb.worksheets[0].iter_rows(values_only=True)
+        line, columns = _header(rows)
+    except BaseException:
+        close()
+        raise
+    records = _records(rows, after=line, columns=columns, close=close)
+    return RecordStream("xlsx", "", columns, records, {"sheet": reader.wb.sheetnames[0]}, close)
+
+
+def _workbook_open(path: Path) -> tuple[_Reader, Callable[[], None]]:
+    """The workbook, read as far as its sheets, and what closes it and its spooled strings."""
     # A file object, not the path: openpyxl refuses paths whose name does not end in .xlsx,
     # and the upload is spooled under a neutral name.
     f = path.open("rb")
@@ -101,7 +114,6 @@ def read_xlsx(path: Path) -> RecordStream:
     try:
         reader = _Reader(f, spool_dir=path.parent)
         reader.read()
-        wb = reader.wb
     except DatasetFileError:
         close()
         raise
@@ -110,46 +122,40 @@ def read_xlsx(path: Path) -> RecordStream:
         if is_disk_full(exc):  # the spooled strings filled the disk: not the file's fault
             raise
         raise DatasetFileError("The file is not a valid XLSX workbook.") from None
+    return reader, close
 
+
+def _header(rows: Iterator[tuple[Any, ...]]) -> tuple[int, list[str]]:
+    """The first non-empty row's line number and its named columns."""
+    for line, values in enumerate(rows, start=1):
+        _check_row_number(line)
+        if any(_cell(v) for v in values):
+            # Trailing empty header cells are formatting, not columns.
+            width = max(i for i, v in enumerate(values, start=1) if _cell(v))
+            return line, check_columns([_cell(v) for v in values[:width]])
+    raise DatasetFileError("The file is empty.")
+
+
+def _records(rows: Iterator[tuple[Any, ...]], *, after: int, columns: list[str],
+             close: Callable[[], None]) -> Iterator[Record]:
+    """The rows below the header as records; the workbook is closed once they are read."""
+    number, width = after, len(columns)
     try:
-        rows = wb.worksheets[0].iter_rows(values_only=True)
-        header: tuple[Any, ...] | None = None
-        line = 0
         for values in rows:
-            line += 1
-            _check_row_number(line)
-            if any(_cell(v) for v in values):
-                header = values
-                break
-        if header is None:
-            raise DatasetFileError("The file is empty.")
-        # Trailing empty header cells are formatting, not columns.
-        width = max(i for i, v in enumerate(header, start=1) if _cell(v))
-        columns = check_columns([_cell(v) for v in header[:width]])
-    except BaseException:
+            number += 1
+            _check_row_number(number)
+            cells = [_cell(v) for v in values]
+            if not any(cells):
+                continue
+            if any(cells[width:]):
+                yield number, {ERROR_KEY: f"has values beyond the {width} named columns"}
+                continue
+            cells = (cells + [""] * width)[:width]
+            for cell in cells:
+                check_field(cell, f"Row {number}")
+            yield number, dict(zip(columns, cells, strict=True))
+    finally:
         close()
-        raise
-
-    def records() -> Iterator[Record]:
-        number = line
-        try:
-            for values in rows:
-                number += 1
-                _check_row_number(number)
-                cells = [_cell(v) for v in values]
-                if not any(cells):
-                    continue
-                if any(cells[width:]):
-                    yield number, {ERROR_KEY: f"has values beyond the {width} named columns"}
-                    continue
-                cells = (cells + [""] * width)[:width]
-                for cell in cells:
-                    check_field(cell, f"Row {number}")
-                yield number, dict(zip(columns, cells, strict=True))
-        finally:
-            close()
-
-    return RecordStream("xlsx", "", columns, records(), {"sheet": wb.sheetnames[0]}, close)
 
 
 def _check_row_number(number: int) -> None:

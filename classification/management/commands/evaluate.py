@@ -12,13 +12,13 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from classification import selectors, services
-from classification.jobs.overlap import overlap_warning
 from classification.management.commands._scope import (
     project_check,
     role_check,
     scope_arguments,
     user_named,
 )
+from classification.mlmodels.overlap import overlap_warning
 from dataset_management.readers import DatasetFileError
 from dataset_management.readers.errors import names_listed
 from projects import policy

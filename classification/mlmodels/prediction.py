@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from classification import ml_models
-from classification.jobs.evaluation import EvaluationColumns, mlmodel_evaluation_columns
-from classification.jobs.overlap import evaluation_overlap
+from classification.mlmodels.evaluation import EvaluationColumns, mlmodel_evaluation_columns
+from classification.mlmodels.overlap import evaluation_overlap
 from classification.models import MLModel
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def mlmodel_evaluate_file(
     columns: EvaluationColumns | None = None,
 ) -> dict[str, Any]:
     """The model's metrics on a labelled file, its columns mapped as import maps them (the
-    model's own training mapping first: see jobs.evaluation). `overrides` takes title_column,
+    model's own training mapping first: see mlmodels.evaluation). `overrides` takes title_column,
     abstract_column or text_column, label_column and label_separator; `columns`, a preview
     already made of this file with them, saves reading it again.
 

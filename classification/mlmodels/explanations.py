@@ -14,8 +14,8 @@ from typing import Any
 
 from classification import ml_models
 from classification.engine.explain import LINEAR, ExplanationUnavailable, explanation_method
-from classification.jobs.prediction import _classifier
-from classification.jobs.searches import search_winner
+from classification.mlmodels.prediction import _classifier
+from classification.mlmodels.searches import search_winner
 from classification.models import MLModel
 
 # The Classify form's title (2,000) and abstract (100,000) with the blank line between them.

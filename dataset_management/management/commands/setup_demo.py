@@ -9,6 +9,8 @@ from django.core.files import File
 from django.core.management.base import BaseCommand
 
 from dataset_management.models import Dataset
+from dataset_management.services import dataset_create_from_upload
+from projects.services import project_personal
 
 DEMO_FILE = Path(settings.BASE_DIR) / "demo_data" / "medlit_challenge.csv"
 DEMO_DATASET_NAME = "Medical literature domains (demo)"
@@ -22,9 +24,6 @@ class Command(BaseCommand):
         parser.add_argument("--password", default="medlitbot-demo")
 
     def handle(self, *args: Any, username: str, password: str, **options: Any) -> None:
-        from dataset_management.services import dataset_create_from_upload
-        from projects.services import project_personal
-
         user_model = get_user_model()
         # The demo account is an ordinary user: it must not open the admin. An administrator
         # is made on purpose, with `manage.py createsuperuser`.

@@ -1,0 +1,103 @@
+"""Model searches ("Find the best model"): which candidates a search may try, where its Optuna
+study lives, and what a finished one chose. Starting one is a job: jobs/searches.py.
+
+The study lives in the app's own database (Optuna's RDB storage creates its tables there on
+first use), named after the job, so Resume continues it. The URL is built from the live
+connection at run time, never stored in the job: it may carry a password.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.db import connection
+
+from classification import ml_models
+from classification.models import TrainingJob
+
+SEARCH = "search"
+
+
+def search_storage_url() -> str:
+    """An SQLAlchemy URL for the database Django is using right now (the test database in
+    tests), so the study sits beside the job it belongs to."""
+    from sqlalchemy.engine import URL
+
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{Path(db['NAME']).resolve()}"
+    if connection.vendor == "postgresql":
+        return URL.create(
+            "postgresql+psycopg", username=db.get("USER") or None,
+            password=db.get("PASSWORD") or None, host=db.get("HOST") or None,
+            port=int(db["PORT"]) if db.get("PORT") else None, database=db["NAME"],
+        ).render_as_string(hide_password=False)
+    raise ValueError(f"A model search keeps its study in SQLite or PostgreSQL, "
+                     f"not {connection.vendor}.")
+
+
+def search_study_name(*, job: TrainingJob) -> str:
+    # The creation time makes the name unique even where job ids are reused (a recreated DB).
+    return f"medlitbot-job-{job.pk}-{job.created_at:%Y%m%d%H%M%S}"
+
+
+def search_storage() -> Any:
+    """Optuna's storage on the app's database, for use outside the training child (web, shell,
+    tests). No connection pool: a web process must not keep idle sessions open beside
+    Django's own (PostgreSQL would then refuse to drop or rename the database)."""
+    import optuna
+    from sqlalchemy.pool import NullPool
+
+    return optuna.storages.RDBStorage(search_storage_url(),
+                                      engine_kwargs={"poolclass": NullPool})
+
+
+def search_study_load(*, job: TrainingJob) -> Any:
+    """The job's Optuna study (KeyError when it never started or was deleted)."""
+    import optuna
+
+    return optuna.load_study(study_name=search_study_name(job=job), storage=search_storage())
+
+
+def search_study_delete(*, name: str) -> bool:
+    """Drop a search's Optuna study (its trials) from the database; False if there was none."""
+    import optuna
+
+    try:
+        optuna.delete_study(study_name=name, storage=search_storage())
+    except KeyError:
+        return False
+    return True
+
+
+def search_candidates_available() -> list[str]:
+    from classification.engine.search import available_candidates
+
+    return available_candidates()
+
+
+def search_candidates_clean(candidates: list[str] | None) -> list[str]:
+    """The candidates a person asked for, checked; every available one when none are named.
+
+    ValueError names the first that is unknown or not on this machine: a search never downloads.
+    """
+    available = search_candidates_available()
+    chosen = list(dict.fromkeys(candidates or available))
+    for key in chosen:
+        spec = ml_models.REGISTRY.get(key)
+        if spec is None or not spec.offered or key == "custom":
+            offered = ", ".join(available)
+            raise ValueError(f"{key!r} cannot be a search candidate; choose from {offered}.")
+        if key not in available:
+            raise ValueError(f"{spec.label} is not on this machine, and a search never "
+                             f"downloads: {ml_models.how_to_get(key)}")
+    if not chosen:
+        raise ValueError("No model kind is available on this machine to search over.")
+    return chosen
+
+
+def search_winner(*, metrics: dict[str, Any] | None) -> dict[str, Any]:
+    """What a finished search chose: {"model_type", "params", "validation_macro_f1", ...}, or
+    {} for any other model."""
+    return dict(((metrics or {}).get("search") or {}).get("winner") or {})
