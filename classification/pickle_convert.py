@@ -44,7 +44,7 @@ def _convert_published(*, model: MLModel, folder: Path) -> None:
         digest = filestore.tree_publish(folder=copy)
         old = model.artifact_digest
         if MLModel.objects.filter(pk=model.pk, artifact_digest=old).update(artifact_digest=digest):
-            from classification.jobs.cleanup import artifact_tree_forget
+            from classification.mlmodels.deletion import artifact_tree_forget
 
             artifact_tree_forget(digest=old)
     finally:

@@ -1,0 +1,120 @@
+"""Screening: a team reads a collection record by record to a statistically defensible stop.
+
+A session copies the collection's texts into Records once, so screening never re-reads the
+dataset file. Each reviewer's yes/no/unsure per label is a Decision; the value a record finally
+has for a label (agreed, single reviewer, or resolved) is kept on the Record (``final``), so the
+next-record query and the stopping rule read one table.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+VALUES = ("yes", "no", "unsure")
+
+
+class ScreeningSession(models.Model):
+    PROJECT_LOOKUP = "project"
+
+    class Order(models.TextChoices):
+        MOST_LIKELY = "most_likely", "Most likely first (find them all)"
+        LEAST_CERTAIN = "least_certain", "Least certain first (improve the model)"
+
+    class Phase(models.TextChoices):
+        RANKED = "ranked", "Ranked"
+        SAMPLING = "sampling", "Random sampling"
+        STOPPED = "stopped", "Stopped"
+
+    project = models.ForeignKey("projects.Project", on_delete=models.PROTECT,
+                                related_name="screening_sessions")
+    name = models.CharField(max_length=200)
+    dataset = models.ForeignKey("dataset_management.Dataset", on_delete=models.PROTECT,
+                                related_name="screening_sessions")
+    labels = models.JSONField(default=list)
+    starting_model = models.ForeignKey("classification.MLModel", on_delete=models.SET_NULL,
+                                       null=True, blank=True, related_name="+")
+    order = models.CharField(max_length=20, choices=Order.choices, default=Order.MOST_LIKELY)
+    reviewers_per_record = models.PositiveSmallIntegerField(default=1)
+    ranker_every = models.PositiveIntegerField(default=10)
+    recall_target = models.FloatField(default=0.95)
+    confidence = models.FloatField(default=0.95)
+    phase = models.CharField(max_length=10, choices=Phase.choices, default=Phase.RANKED)
+    # Random-sampling phase (Callaghan & Müller-Hansen 2020): when it began and how many
+    # records were still unscreened then (their N).
+    sampling_started_at = models.DateTimeField(null=True, blank=True)
+    sampling_pool = models.PositiveIntegerField(default=0)
+    final_count = models.PositiveIntegerField(default=0)
+    ranked_at_count = models.PositiveIntegerField(default=0)
+    ranking_refreshed_at = models.DateTimeField(null=True, blank=True)
+    ranker_running_since = models.DateTimeField(null=True, blank=True)
+    ranker_error = models.TextField(blank=True)
+    stop_justification = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL,
+                                   null=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Record(models.Model):
+    PROJECT_LOOKUP = "session__project"
+
+    session = models.ForeignKey(ScreeningSession, on_delete=models.CASCADE,
+                                related_name="records")
+    position = models.PositiveIntegerField()
+    ext_id = models.CharField(max_length=255, blank=True)
+    title = models.TextField(blank=True)
+    abstract = models.TextField(blank=True)
+    # The collection's own labels (a labelled dataset): for simulation only, never shown.
+    truth = models.JSONField(null=True, blank=True)
+    scores = models.JSONField(default=dict, blank=True)
+    priority = models.FloatField(default=0.0)
+    sample_order = models.PositiveIntegerField(null=True, blank=True)
+    final = models.JSONField(default=dict, blank=True)
+    done = models.BooleanField(default=False)
+    # ranked / sample / stop: the phase in which the record got its final values.
+    done_phase = models.CharField(max_length=10, blank=True)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["session", "position"],
+                                               name="screening_record_position_unique")]
+        indexes = [models.Index(fields=["session", "done", "-priority"])]
+
+
+class Decision(models.Model):
+    PROJECT_LOOKUP = "record__session__project"
+
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="decisions")
+    # PROTECT: a reviewer removed from the project keeps their decisions, attributed.
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                 related_name="+")
+    label = models.CharField(max_length=200)
+    value = models.CharField(max_length=6)
+    note = models.TextField(blank=True)
+    decided_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["record", "reviewer", "label"],
+                                               name="screening_decision_unique")]
+
+
+class Resolution(models.Model):
+    PROJECT_LOOKUP = "record__session__project"
+
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="resolutions")
+    label = models.CharField(max_length=200)
+    value = models.CharField(max_length=6)
+    resolver = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                 related_name="+")
+    note = models.TextField(blank=True)
+    resolved_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["record", "label"],
+                                               name="screening_resolution_unique")]

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from classification.batches.services import batch_job_run
-from core.processes import hostname
 from classification.models import BatchJob
+from core.processes import hostname
 from tests.batch_support import DEMO_SLICE, batch_files, create_batch
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from core.processes import hostname
 from classification.models import BatchJob
+from core.processes import hostname
 from dataset_management.export import csv_safe_cell
 from tests.batch_support import (
     DEMO_SLICE,

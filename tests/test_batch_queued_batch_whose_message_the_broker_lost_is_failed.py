@@ -12,9 +12,8 @@ import redis
 from django.conf import settings
 from django.utils import timezone
 
-from classification.batches.services import LOST_MESSAGE_REASON, batch_jobs_reap
+from classification.batches.services import BATCH_TASK, LOST_MESSAGE_REASON, batch_jobs_reap
 from classification.models import BatchJob
-from classification.tasks import batch_job_run
 from core.queueing import task_send
 from tests.batch_support import DEMO_SLICE, batch_files, create_batch
 
@@ -35,7 +34,7 @@ def test_a_queued_batch_without_its_message_is_failed_and_one_with_it_waits(
     lost = create_batch(owner=user, ml_model=trained_model, path=DEMO_SLICE)
     waiting = create_batch(owner=user, ml_model=trained_model, path=DEMO_SLICE)
     # ...so send one of them by hand, as batch_job_create does once its row commits.
-    task_send(task=batch_job_run, args=(waiting.pk.hex,), task_id=waiting.celery_task_id)
+    task_send(name=BATCH_TASK, args=(waiting.pk.hex,), task_id=waiting.celery_task_id)
     assert inference_queue.llen(settings.QUEUE_INFERENCE) == 1
 
     assert batch_jobs_reap(stale_seconds=60) == [], "both are younger than stale_seconds"

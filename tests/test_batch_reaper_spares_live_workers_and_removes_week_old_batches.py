@@ -22,8 +22,8 @@ from classification.batches.services import (
     batch_jobs_reap,
     batch_jobs_reconcile_on_worker_start,
 )
-from core.processes import hostname
 from classification.models import BatchJob
+from core.processes import hostname
 from tests.batch_support import DEMO_SLICE, batch_files, create_batch
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 from classification import services
-from core import processes
 from classification.models import TrainingJob
+from core import processes
 
 
 def dead_pid() -> int:

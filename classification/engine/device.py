@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import os
 import platform
+import statistics
 import threading
 import time
 from dataclasses import dataclass, field
@@ -132,6 +133,21 @@ def matmul_gflops(
         sync()
         best = max(best, 2.0 * size**3 / (time.perf_counter() - start) / 1e9)
     return best
+
+
+def _fp32_bf16_rates(rounds: int = 3) -> tuple[float, float]:
+    """Median fp32 and bf16 GEMM rates, timed in alternation.
+
+    One timing each let a burst of load on a shared machine land on one dtype only (a plan once
+    read "bf16 349 vs fp32 1 GFLOP/s"); alternating rounds see the same load, and the median
+    drops the round a burst hit.
+    """
+    fp32: list[float] = []
+    bf16: list[float] = []
+    for _ in range(rounds):
+        fp32.append(matmul_gflops("float32", seconds=0.1))
+        bf16.append(matmul_gflops("bfloat16", seconds=0.1))
+    return statistics.median(fp32), statistics.median(bf16)
 
 
 def _mps_smoke_test(timeout: float) -> tuple[bool, str]:
@@ -275,7 +291,7 @@ def _plan_cpu(plan: DevicePlan, *, cores: int, use_mps: bool) -> DevicePlan:
         # The flags only say bf16 could be fast: time it, since a slower bf16 path costs far
         # more than the fp32 it would replace.
         torch.set_num_threads(cores)
-        fp32, bf16 = matmul_gflops("float32"), matmul_gflops("bfloat16")
+        fp32, bf16 = _fp32_bf16_rates()
         plan.dtype = "bfloat16" if bf16 > 1.2 * fp32 else "float32"
         plan.reason = (
             f"CPU with native bf16 (AMX/AVX512-BF16), {cores} physical cores; measured matmul "

@@ -27,7 +27,7 @@ from .artifacts import atomic_save
 from .base import BaseClassifier
 from .batching import forward_batches
 from .cls_head import prune_last_layer_to_cls
-from .device import DevicePlan, plan_device
+from .device import DevicePlan, cpu_has_fast_bf16, plan_device
 from .loading import resolve_model_dir
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
 
@@ -391,7 +391,7 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
     def load(cls, path: str, manifest: dict[str, Any]) -> TransformerClassifier:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        plan = plan_device()
+        plan = _plan_as_trained(plan_device(), manifest.get("device_plan") or {})
         plan.apply()
         clf = cls(manifest["model_type"], plan)
         clf._restore(manifest)
@@ -408,3 +408,19 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
                 clf.fast_path = {**clf.fast_path, "used": False, "reason": (
                     f"it cannot run on this machine: {reason or 'its file is missing'}")}
         return clf
+
+
+def _plan_as_trained(plan: DevicePlan, trained: dict[str, Any]) -> DevicePlan:
+    """Keep the CPU dtype the model was trained and scored in, where this CPU runs it natively.
+
+    The bf16-or-fp32 choice is timed, so a busy moment can flip it between training and loading;
+    the loaded model would then predict a few 1e-4 away from the scores its metrics and
+    thresholds were measured on.
+    """
+    dtype = trained.get("dtype")
+    if plan.device != "cpu" or trained.get("device") != "cpu" or dtype == plan.dtype:
+        return plan
+    if dtype == "float32" or (dtype == "bfloat16" and cpu_has_fast_bf16()):
+        plan.dtype = dtype
+        plan.reason += f"; {dtype} kept as the model was trained, so it predicts as it was scored"
+    return plan

@@ -17,6 +17,7 @@ from classification import ml_models
 from classification.mlmodels.evaluation import EvaluationColumns, mlmodel_evaluation_columns
 from classification.mlmodels.overlap import evaluation_overlap
 from classification.models import MLModel
+from classification.selectors import mlmodel_artifact_dir
 
 if TYPE_CHECKING:
     from dataset_management.mapping import ColumnMapping
@@ -86,8 +87,6 @@ def parse_uploaded_file(uploaded_file: Any) -> ParsedFile:
 def _classifier(ml_model: MLModel) -> Any:
     if not ml_model.is_trained:
         raise ValueError(f"Model {ml_model.pk} ({ml_model.name}) is not trained yet")
-    from classification.selectors import mlmodel_artifact_dir
-
     folder = mlmodel_artifact_dir(ml_model=ml_model)
     if folder is None or not (folder / "manifest.json").is_file():
         raise ValueError(

@@ -24,7 +24,7 @@ STATUS_HINTS = {
 }
 # For a reason written without a resume note (an older row, a cancel before the job started).
 RESUME_UNKNOWN = "Resume continues from the newest saved checkpoint, or starts over without one."
-# How the reasons name the resume point (classification/jobs/paths.py resume_note, and the
+# How the reasons name the resume point (classification/paths.py resume_note, and the
 # "Resume: …" line training.py adds to a failure).
 _RESUME_MARKS = ("resume continues", "nothing to resume from", "resume:")
 
