@@ -5,6 +5,7 @@ from api import batches, ensembles, explain, projects, review, views
 from api.auth import TokenObtainApi
 from api.index import ApiIndex
 from api.token_api import TokenDetailApi, TokenListCreateApi
+from screening import api as screening_api
 
 app_name = "api"
 urlpatterns = [
@@ -30,6 +31,7 @@ urlpatterns = [
     re_path(r"^batches/(?P<batch_id>[0-9a-f]{32})/result/$", batches.BatchResultApi.as_view(),
             name="batch_result"),
     *review.urlpatterns,
+    *screening_api.urlpatterns,
     *projects.urlpatterns,
     path("jobs/", views.JobListCreateApi.as_view(), name="job_list"),
     path("jobs/<int:pk>/", views.JobStatusApi.as_view(), name="job_status"),

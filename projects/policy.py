@@ -40,6 +40,9 @@ class Action(models.TextChoices):
     MANAGE_MEMBERS = "manage_members", "Managing members and invitations"
     RENAME_PROJECT = "rename_project", "Renaming the project"
     DELETE_PROJECT = "delete_project", "Deleting the project"
+    SCREEN = "screen", "Screening records"
+    RESOLVE_CONFLICTS = "resolve_conflicts", "Resolving screening conflicts"
+    MANAGE_SCREENING = "manage_screening", "Managing a screening session"
 
 
 REQUIRED_ROLE: dict[str, str] = {
@@ -58,6 +61,9 @@ REQUIRED_ROLE: dict[str, str] = {
     Action.MANAGE_MEMBERS: Role.OWNER,
     Action.RENAME_PROJECT: Role.OWNER,
     Action.DELETE_PROJECT: Role.OWNER,
+    Action.SCREEN: Role.REVIEWER,
+    Action.RESOLVE_CONFLICTS: Role.MAINTAINER,
+    Action.MANAGE_SCREENING: Role.MAINTAINER,
 }
 
 

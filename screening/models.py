@@ -76,6 +76,9 @@ class Record(models.Model):
     priority = models.FloatField(default=0.0)
     sample_order = models.PositiveIntegerField(null=True, blank=True)
     final = models.JSONField(default=dict, blank=True)
+    # Distinct reviewers who decided it, kept under the record's lock: the next-record query
+    # skips a record that has its N reviewers without counting rows.
+    reviewer_count = models.PositiveSmallIntegerField(default=0)
     done = models.BooleanField(default=False)
     # ranked / sample / stop: the phase in which the record got its final values.
     done_phase = models.CharField(max_length=10, blank=True)
@@ -85,6 +88,9 @@ class Record(models.Model):
         constraints = [models.UniqueConstraint(fields=["session", "position"],
                                                name="screening_record_position_unique")]
         indexes = [models.Index(fields=["session", "done", "-priority"])]
+
+    def __str__(self) -> str:
+        return f"record {self.position + 1} of session {self.session_id}"
 
 
 class Decision(models.Model):
@@ -103,6 +109,9 @@ class Decision(models.Model):
         constraints = [models.UniqueConstraint(fields=["record", "reviewer", "label"],
                                                name="screening_decision_unique")]
 
+    def __str__(self) -> str:
+        return f"{self.label}={self.value} by {self.reviewer_id}"
+
 
 class Resolution(models.Model):
     PROJECT_LOOKUP = "record__session__project"
@@ -118,3 +127,6 @@ class Resolution(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["record", "label"],
                                                name="screening_resolution_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.label}={self.value} resolved"

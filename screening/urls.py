@@ -1,5 +1,18 @@
-from django.urls import path  # noqa: F401
+from django.urls import path, re_path
+
+from screening import views
 
 app_name = "screening"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.session_list, name="list"),
+    path("<int:pk>/", views.session_detail, name="detail"),
+    path("<int:pk>/screen/", views.screen_page, name="screen"),
+    path("<int:pk>/summary.json", views.summary_json, name="summary_json"),
+    path("<int:pk>/next.json", views.next_json, name="next_json"),
+    path("<int:pk>/decide.json", views.decide_json, name="decide_json"),
+    re_path(r"^(?P<pk>[0-9]+)/export/(?P<fmt>csv|ris|jsonl|prisma)/$", views.session_export,
+            name="export"),
+    re_path(r"^(?P<pk>[0-9]+)/(?P<action>resolve|sampling|stop|train)/$", views.session_action,
+            name="action"),
+]

@@ -1,0 +1,62 @@
+"""Replay screening on a fully labelled dataset: the session's ranker and stopping rule.
+
+The last line of stdout is one JSON object (runs, mean_wss_at_95, mean_screened_at_stop,
+min_recall_at_stop); --json writes the same object to a file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from dataset_management import selectors as dataset_selectors
+from dataset_management.models import Dataset
+from screening import simulation
+
+
+class Command(BaseCommand):
+    help = "Simulate a screening session on a labelled dataset, one run per seed."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--dataset", type=int, required=True, metavar="ID")
+        parser.add_argument("--label", required=True)
+        parser.add_argument("--recall-target", type=float, default=0.95)
+        parser.add_argument("--confidence", type=float, default=0.95)
+        parser.add_argument("--seeds", type=int, default=5)
+        parser.add_argument("--reviewers", type=int, default=1, choices=[1, 2])
+        parser.add_argument("--every", type=int, default=10,
+                            help="refit the ranker after this many decisions (the session's "
+                                 "ranker_every)")
+        parser.add_argument("--patience", type=int, default=50,
+                            help="switch to random sampling after this many irrelevant "
+                                 "records in a row")
+        parser.add_argument("--json", dest="json_out", metavar="OUT")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        dataset = Dataset.objects.filter(pk=options["dataset"]).first()
+        if dataset is None:
+            raise CommandError(f"No dataset {options['dataset']}.")
+        if options["label"] not in (dataset.label_names or []):
+            raise CommandError(f"Dataset {dataset.pk} has no label {options['label']!r}; its "
+                               f"labels: {', '.join(dataset.label_names) or 'none'}.")
+        texts, truth = [], []
+        for row in dataset_selectors.dataset_rows_iter(dataset=dataset, with_record=False):
+            texts.append(f"{row.get('title') or ''}. {row.get('abstract') or ''}")
+            truth.append(int(options["label"] in (row.get("labels") or [])))
+        if not any(truth):
+            raise CommandError(f"No record of dataset {dataset.pk} has {options['label']!r}.")
+        result = simulation.simulate(
+            texts=texts, truth=np.asarray(truth), seeds=options["seeds"],
+            recall_target=options["recall_target"], confidence=options["confidence"],
+            every=options["every"], patience=options["patience"],
+            reviewers=options["reviewers"])
+        result = {"dataset": dataset.pk, "label": options["label"], "records": len(truth),
+                  "relevant": int(sum(truth)), **result}
+        line = json.dumps(result)
+        if options["json_out"]:
+            Path(options["json_out"]).write_text(line + "\n", encoding="utf-8")
+        self.stdout.write(line)

@@ -1,0 +1,109 @@
+"""Continuous active learning: refresh the stored ranking in the background.
+
+A decision that makes records final may ask for a refresh (every ``ranker_every`` of them);
+the ask takes the session's lock with a conditional UPDATE (only one refresh at a time) and sends
+``screening.tasks.ranker_refresh`` by name once the transaction commits, routed to the inference
+queue. The next-record query reads the stored scores only, so a reviewer never waits for it.
+If the ranker fails, the last ranking stays and ``ranker_error`` says why.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import F, Q
+from django.utils import timezone
+
+from core.queueing import task_send_on_commit
+from screening import ranker
+from screening.models import Record, ScreeningSession
+
+logger = logging.getLogger(__name__)
+
+TASK = "screening.tasks.ranker_refresh"
+# A refresh that has held the lock this long died with its worker; the next ask takes over.
+LOCK_STALE = timedelta(minutes=10)
+CHUNK = 1000
+
+
+def priority_of(*, scores: dict[str, float], order: str) -> float:
+    return ranker.priority(scores=scores, order=order)
+
+
+def ranker_lock_take(*, session_id: int) -> bool:
+    """Take the refresh lock if nobody holds it (or its holder is stale); whether we got it."""
+    now = timezone.now()
+    free = Q(ranker_running_since__isnull=True) | Q(ranker_running_since__lt=now - LOCK_STALE)
+    return bool(ScreeningSession.objects.filter(free, pk=session_id).update(
+        ranker_running_since=now))
+
+
+def ranker_refresh_request(*, session_id: int) -> bool:
+    """Send a refresh when ``ranker_every`` records became final since the last one."""
+    due = ScreeningSession.objects.filter(
+        pk=session_id, final_count__gte=F("ranked_at_count") + F("ranker_every"))
+    if not due.exists() or not ranker_lock_take(session_id=session_id):
+        return False
+
+    def unreachable(reason: str) -> None:
+        ScreeningSession.objects.filter(pk=session_id).update(
+            ranker_running_since=None, ranker_error=f"The ranking was not refreshed: {reason}")
+
+    try:
+        task_send_on_commit(name=TASK, args=(session_id,), on_unreachable=unreachable)
+    except Exception:
+        logger.warning("screening %s: ranker refresh not sent", session_id)
+    return True
+
+
+def ranker_refresh(*, session_id: int) -> ScreeningSession:
+    """Refit the ranker on the final decisions and store scores for every undecided record.
+
+    Called by the task, holding the lock (taken here if the caller did not). Failure keeps the
+    previous scores and records the reason in ``ranker_error``; the lock is always released.
+    """
+    session = ScreeningSession.objects.get(pk=session_id)
+    ScreeningSession.objects.filter(pk=session_id, ranker_running_since__isnull=True).update(
+        ranker_running_since=timezone.now())
+    started_count = session.final_count
+    try:
+        _refresh(session)
+    except Exception as exc:
+        logger.exception("screening %s: ranker failed", session_id)
+        ScreeningSession.objects.filter(pk=session_id).update(
+            ranker_error=f"The ranker failed ({type(exc).__name__}: {exc}); the last ranking "
+                         "is kept.", ranker_running_since=None, ranked_at_count=started_count)
+    else:
+        ScreeningSession.objects.filter(pk=session_id).update(
+            ranker_error="", ranking_refreshed_at=timezone.now(), ranker_running_since=None,
+            ranked_at_count=started_count)
+    session.refresh_from_db()
+    return session
+
+
+def _refresh(session: ScreeningSession) -> None:
+    if "raise_in_ranker" in (getattr(settings, "MEDLITBOT_FAULT_INJECTION", "") or ""):
+        raise RuntimeError("injected fault raise_in_ranker")
+    rows = list(session.records.order_by("position").values_list(
+        "pk", "title", "abstract", "final", "done", "scores"))
+    features = ranker.features_fit(texts=[f"{r[1]}. {r[2]}" for r in rows])
+    fresh: dict[str, Any] = {}
+    for label in session.labels:
+        decided = [i for i, r in enumerate(rows) if r[3].get(label) in ("yes", "no")]
+        y = [1 if rows[i][3][label] == "yes" else 0 for i in decided]
+        if ranker.can_learn(y=y):
+            fresh[label] = ranker.label_scores(features=features, decided=decided, y=y)
+    updates = []
+    for i, (pk, _t, _a, _f, done, scores) in enumerate(rows):
+        if done:
+            continue
+        scores = dict(scores)
+        scores.update({label: round(float(values[i]), 5) for label, values in fresh.items()})
+        value = (ranker.priority(scores=scores, order=session.order) if scores
+                 else random.random())
+        updates.append(Record(pk=pk, scores=scores, priority=value))
+    Record.objects.bulk_update(updates, ["scores", "priority"], batch_size=CHUNK)

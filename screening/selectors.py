@@ -1,0 +1,159 @@
+"""Screening reads: sessions, the next record for a reviewer, conflicts, agreement, stopping."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from django.db.models import Exists, OuterRef, QuerySet
+
+from projects import policy
+from screening import agreement, stopping
+from screening.models import Decision, Record, Resolution, ScreeningSession
+
+
+def session_list(*, user: Any, project: Any = None) -> QuerySet[ScreeningSession]:
+    return policy.scope(ScreeningSession.objects.all(), user=user, project=project)
+
+
+def session_get(*, user: Any, pk: Any, action: str = policy.Action.VIEW) -> ScreeningSession:
+    return policy.object_get(ScreeningSession, user=user, action=action, pk=pk)
+
+
+def record_get(*, user: Any, session: ScreeningSession, pk: Any,
+               action: str = policy.Action.VIEW) -> Record:
+    return policy.object_get(Record.objects.filter(session=session), user=user, action=action,
+                             pk=pk)
+
+
+def record_final_values(*, record: Record, session: ScreeningSession) -> dict[str, str]:
+    """The label -> yes/no the record finally has: resolved, agreed by N reviewers, or none."""
+    resolved = dict(Resolution.objects.filter(record=record).values_list("label", "value"))
+    said: dict[str, list[str]] = defaultdict(list)
+    for label, value in Decision.objects.filter(record=record).values_list("label", "value"):
+        said[label].append(value)
+    final = {}
+    for label in session.labels:
+        values = said.get(label, [])
+        if label in resolved:
+            final[label] = resolved[label]
+        elif (len(values) >= session.reviewers_per_record and len(set(values)) == 1
+              and values[0] in ("yes", "no")):
+            final[label] = values[0]
+    return final
+
+
+def record_next(*, user: Any, session: ScreeningSession,
+                exclude: int | None = None) -> Record | None:
+    """The next record this reviewer should read, from the stored ranking only.
+
+    Skips records they decided and records that have their N reviewers; in the sampling phase
+    the random order. Records they called unsure come back once nothing else is left. `exclude`
+    is the record on screen (the page prefetches the one after it).
+    """
+    mine = Decision.objects.filter(record=OuterRef("pk"), reviewer=user)
+    undone = Record.objects.filter(session=session, done=False)
+    if exclude is not None:
+        undone = undone.exclude(pk=exclude)
+    order = (("sample_order",) if session.phase == ScreeningSession.Phase.SAMPLING
+             else ("-priority", "position"))
+    fresh = (undone.filter(reviewer_count__lt=session.reviewers_per_record)
+             .exclude(Exists(mine)).order_by(*order).first())
+    if fresh is not None:
+        return fresh
+    return undone.filter(Exists(mine.filter(value="unsure"))).order_by(*order).first()
+
+
+def record_payload(*, record: Record, user: Any) -> dict[str, Any]:
+    """What a reviewer sees: the text and their own decisions, never another reviewer's."""
+    own = {d.label: d.value for d in record.decisions.filter(reviewer=user)}
+    note = record.decisions.filter(reviewer=user).values_list("note", flat=True).first() or ""
+    return {"id": record.pk, "position": record.position + 1, "ext_id": record.ext_id,
+            "title": record.title, "abstract": record.abstract, "mine": own, "note": note}
+
+
+def conflicts_list(*, session: ScreeningSession) -> list[dict[str, Any]]:
+    """Labels on which the reviewers of a record disagree and nobody has resolved yet."""
+    if session.reviewers_per_record < 2:
+        return []
+    records = (Record.objects.filter(session=session, done=False,
+                                     reviewer_count__gte=session.reviewers_per_record)
+               .prefetch_related("decisions__reviewer", "resolutions").order_by("position"))
+    out = []
+    for record in records:
+        resolved = {r.label for r in record.resolutions.all()}
+        by_label: dict[str, list[Decision]] = defaultdict(list)
+        for decision in record.decisions.all():
+            by_label[decision.label].append(decision)
+        for label in session.labels:
+            said = by_label.get(label, [])
+            if (label not in resolved and len(said) >= 2
+                    and len({d.value for d in said}) > 1):
+                out.append({"record": record, "label": label, "decisions": sorted(
+                    said, key=lambda d: d.reviewer_id)})
+    return out
+
+
+def agreement_table(*, session: ScreeningSession) -> list[dict[str, Any]]:
+    """Per label: percent agreement and Cohen's kappa with its 95% CI, over doubly read records."""
+    said: dict[tuple[int, str], list[tuple[int, str]]] = defaultdict(list)
+    for record_id, label, reviewer, value in (
+            Decision.objects.filter(record__session=session)
+            .values_list("record_id", "label", "reviewer_id", "value")):
+        said[(record_id, label)].append((reviewer, value))
+    table = []
+    for label in session.labels:
+        pairs = [(a[1], b[1]) for (rec, la), values in said.items() if la == label
+                 and len(values) >= 2 for a, b in [sorted(values)[:2]]]
+        table.append({"label": label, **agreement.agreement(pairs=pairs)})
+    return table
+
+
+def stopping_table(*, session: ScreeningSession) -> list[dict[str, Any]]:
+    """Per label, the Callaghan & Müller-Hansen test as it stands (see screening.stopping).
+
+    The sample is the longest prefix of the random order whose records all have a final value
+    for the label: a record skipped as unsure must be settled before the sample grows past it,
+    or the hard records would be left out of a sample that must be random.
+    """
+    rows = list(Record.objects.filter(session=session).values_list(
+        "final", "sample_order", "done_phase").order_by("sample_order"))
+    states = []
+    for label in session.labels:
+        r_al = sum(1 for final, order, phase in rows
+                   if order is None and final.get(label) == "yes")
+        sampled = k = 0
+        if session.sampling_started_at is not None:
+            for final, order, phase in rows:
+                if order is None:
+                    continue
+                if final.get(label) not in ("yes", "no") or phase == "stop":
+                    break
+                sampled += 1
+                k += final[label] == "yes"
+        pool = session.sampling_pool if session.sampling_started_at else sum(
+            1 for final, order, phase in rows if label not in final)
+        states.append(stopping.stop_state(
+            label=label, pool=pool, sampled=sampled, k=k, r_al=r_al,
+            recall_target=session.recall_target, confidence=session.confidence).as_dict())
+    return states
+
+
+def session_summary(*, session: ScreeningSession) -> dict[str, Any]:
+    """Everything the session page and the API's detail show, polled as decisions come in."""
+    session.refresh_from_db()
+    total = session.records.count()
+    return {
+        "id": session.pk, "name": session.name, "phase": session.phase,
+        "labels": session.labels, "records": total, "done": session.final_count,
+        "remaining": total - session.final_count,
+        "reviewers_per_record": session.reviewers_per_record,
+        "ranking_refreshed_at": (session.ranking_refreshed_at.isoformat()
+                                 if session.ranking_refreshed_at else None),
+        "ranker_running": session.ranker_running_since is not None,
+        "ranker_error": session.ranker_error,
+        "agreement": agreement_table(session=session),
+        "stopping": stopping_table(session=session),
+        "conflicts": len(conflicts_list(session=session)),
+        "stop_justification": session.stop_justification or None,
+    }

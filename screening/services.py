@@ -1,0 +1,286 @@
+"""Screening writes: sessions, decisions, resolutions, the switch to sampling and the stop.
+
+Every write asks projects.policy first (screening needs the reviewer role, resolving and
+managing the maintainer's) and records its line in the project's activity log.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from classification import services as classification_services
+from dataset_management import selectors as dataset_selectors
+from projects import policy
+from projects.services import activity_record
+from screening import ranking, selectors
+from screening.models import VALUES, Decision, Record, Resolution, ScreeningSession
+
+INSERT_CHUNK = 1000
+
+
+class ScreeningError(ValueError):
+    """The session cannot do that; the message is for the person."""
+
+
+# --- sessions ------------------------------------------------------------------------------
+
+
+def session_create(*, user: Any, dataset: Any, name: str, labels: list[str],
+                   starting_model: Any = None, order: str = "most_likely",
+                   reviewers_per_record: int = 1, ranker_every: int = 10,
+                   recall_target: float = 0.95, confidence: float = 0.95) -> ScreeningSession:
+    """A session over the dataset's records, in the dataset's project.
+
+    A label the starting model does not know is refused here (a model cannot rank a label it
+    never learned; start without a model to screen it cold). A collection with no text is
+    refused before anything is written; the records are written in one transaction.
+    """
+    policy.require(user=user, action=policy.Action.MANAGE_SCREENING, obj=dataset)
+    labels = [label.strip() for label in labels if label.strip()]
+    _check_options(labels=labels, order=order, reviewers_per_record=reviewers_per_record,
+                   recall_target=recall_target, confidence=confidence, every=ranker_every)
+    if starting_model is not None:
+        policy.require(user=user, action=policy.Action.VIEW, obj=starting_model)
+        unknown = [label for label in labels if label not in (starting_model.label_names or [])]
+        if unknown:
+            raise ScreeningError(
+                f"The starting model “{starting_model.name}” does not know the label(s) "
+                f"{', '.join(unknown)}: choose a model trained on them, or start without a "
+                "model (a cold start from your first decisions).")
+    rows = _collection_rows(dataset=dataset)
+    scores = _starting_scores(starting_model, rows, labels)
+    with transaction.atomic():
+        session = ScreeningSession.objects.create(
+            project_id=dataset.project_id, name=name[:200] or dataset.name, dataset=dataset,
+            labels=labels, starting_model=starting_model, order=order,
+            reviewers_per_record=reviewers_per_record, ranker_every=ranker_every,
+            recall_target=recall_target, confidence=confidence, created_by=user,
+            ranking_refreshed_at=timezone.now() if starting_model else None)
+        _records_create(session, rows, scores)
+        activity_record(project=session.project_id, actor=user, verb="screening_create",
+                        subject=session, summary=f"{user.get_username()} started screening "
+                        f"“{session.name}” ({len(rows)} records, {', '.join(labels)})")
+    return session
+
+
+def _check_options(*, labels: list[str], order: str, reviewers_per_record: int,
+                   recall_target: float, confidence: float, every: int) -> None:
+    if not labels:
+        raise ScreeningError("Name at least one label to screen for.")
+    if order not in ScreeningSession.Order.values:
+        raise ScreeningError("The order is most_likely or least_certain.")
+    if reviewers_per_record not in (1, 2):
+        raise ScreeningError("Each record is read by 1 or 2 reviewers.")
+    if not (0 < recall_target < 1 and 0 < confidence < 1):
+        raise ScreeningError("The recall target and the confidence lie between 0 and 1.")
+    if every < 1:
+        raise ScreeningError("The ranker retrains after at least 1 decision.")
+
+
+def _collection_rows(*, dataset: Any) -> list[dict[str, Any]]:
+    if not dataset.rows_path:
+        raise ScreeningError(f"Dataset “{dataset.name}” has no rows to screen.")
+    labelled = bool(dataset.label_names)
+    rows = []
+    for row in dataset_selectors.dataset_rows_iter(dataset=dataset, with_record=False):
+        identifiers = row.get("identifiers") or {}
+        rows.append({
+            "title": row.get("title") or "", "abstract": row.get("abstract") or "",
+            "ext_id": str(next(iter(identifiers.values()), "") if identifiers else "")[:255],
+            "truth": list(row.get("labels") or []) if labelled else None,
+        })
+    if not any((r["title"] + r["abstract"]).strip() for r in rows):
+        raise ScreeningError(f"Dataset “{dataset.name}” has no titles or abstracts: there is "
+                             "nothing to read. Import a file with a title or abstract column.")
+    return rows
+
+
+def _starting_scores(model: Any, rows: list[dict[str, Any]],
+                     labels: list[str]) -> list[dict[str, float]] | None:
+    if model is None:
+        return None
+    texts = [f"{r['title']}. {r['abstract']}".strip() or "(empty)" for r in rows]
+    try:
+        predictions = classification_services.mlmodel_predict(ml_model=model, texts=texts,
+                                                              fast=True)
+    except ValueError as exc:
+        raise ScreeningError(f"The starting model could not rank the records: {exc}") from None
+    return [{label: float(p["probabilities"].get(label, 0.0)) for label in labels}
+            for p in predictions]
+
+
+def _records_create(session: ScreeningSession, rows: list[dict[str, Any]],
+                    scores: list[dict[str, float]] | None) -> None:
+    shuffle = random.Random(session.pk)  # cold start: a random order, reproducible per session
+    chunk: list[Record] = []
+    for position, row in enumerate(rows):
+        own = scores[position] if scores else {}
+        chunk.append(Record(
+            session=session, position=position, ext_id=row["ext_id"], title=row["title"],
+            abstract=row["abstract"], truth=row["truth"], scores=own,
+            priority=(ranking.priority_of(scores=own, order=session.order) if own
+                      else shuffle.random())))
+        if len(chunk) >= INSERT_CHUNK:
+            Record.objects.bulk_create(chunk)
+            chunk = []
+    Record.objects.bulk_create(chunk)
+
+
+# --- decisions -----------------------------------------------------------------------------
+
+
+def decision_record(*, user: Any, record: Record, values: dict[str, str],
+                    note: str = "") -> Record:
+    """Keep one reviewer's yes/no/unsure per label for the record; the record, refreshed.
+
+    Idempotent: a repeated submission updates the reviewer's own rows (unique record, reviewer,
+    label), and two reviewers deciding at once each keep theirs. The record's row is locked
+    while its final values are recomputed, so neither decision is missed.
+    """
+    session = record.session
+    _check_may_decide(user=user, session=session)
+    unknown = sorted(set(values) - set(session.labels))
+    bad = sorted(v for v in values.values() if v not in VALUES)
+    if unknown or bad or not values:
+        raise ScreeningError(f"Decide yes, no or unsure for the labels {', '.join(session.labels)}"
+                             f"{' (unknown: ' + ', '.join(unknown) + ')' if unknown else ''}.")
+    with transaction.atomic():
+        record = Record.objects.select_for_update().get(pk=record.pk)
+        mine = record.decisions.filter(reviewer=user).exists()
+        if not mine and record.reviewer_count >= session.reviewers_per_record:
+            raise ScreeningError("This record already has its reviewers; take the next one.")
+        for label, value in values.items():
+            _decision_upsert(record=record, user=user, label=label, value=value, note=note)
+        if not mine:
+            record.reviewer_count += 1
+        record_finalise(record=record, session=session)
+    ranking.ranker_refresh_request(session_id=session.pk)
+    return record
+
+
+def _check_may_decide(*, user: Any, session: ScreeningSession) -> None:
+    if session.phase == ScreeningSession.Phase.STOPPED:
+        raise ScreeningError("This session has stopped; its records can no longer be decided.")
+    if policy.role_of(user=user, project=session.project_id) is None:
+        kept = Decision.objects.filter(record__session=session, reviewer=user).count()
+        if kept:
+            raise ScreeningError(
+                f"You are no longer a member of this project: your {kept} decision(s) stay, "
+                "attributed to you, but you can no longer decide.")
+    policy.require(user=user, action=policy.Action.SCREEN, obj=session)
+
+
+def _decision_upsert(*, record: Record, user: Any, label: str, value: str, note: str) -> None:
+    try:
+        with transaction.atomic():  # a savepoint: the IntegrityError leaves the outer one usable
+            Decision.objects.create(record=record, reviewer=user, label=label, value=value,
+                                    note=note)
+    except IntegrityError:
+        Decision.objects.filter(record=record, reviewer=user, label=label).update(
+            value=value, note=note, decided_at=timezone.now())
+
+
+def record_finalise(*, record: Record, session: ScreeningSession) -> None:
+    """Recompute the record's final value per label; count it when it becomes done."""
+    final = selectors.record_final_values(record=record, session=session)
+    done = all(label in final for label in session.labels)
+    was_done = record.done
+    record.final, record.done = final, done
+    if done and not was_done:
+        record.done_at = timezone.now()
+        record.done_phase = ("sample" if record.sample_order is not None else "ranked")
+    record.save(update_fields=["final", "done", "done_at", "done_phase", "reviewer_count"])
+    if done != was_done:
+        ScreeningSession.objects.filter(pk=session.pk).update(
+            final_count=F("final_count") + (1 if done else -1))
+
+
+def conflict_resolve(*, user: Any, record: Record, label: str, value: str,
+                     note: str = "") -> Record:
+    """A maintainer's (or the owner's) final word on a label the two reviewers disagree on."""
+    session = record.session
+    policy.require(user=user, action=policy.Action.RESOLVE_CONFLICTS, obj=session)
+    if label not in session.labels or value not in ("yes", "no"):
+        raise ScreeningError("Resolve a label of this session with yes or no.")
+    with transaction.atomic():
+        record = Record.objects.select_for_update().get(pk=record.pk)
+        Resolution.objects.update_or_create(record=record, label=label, defaults={
+            "value": value, "resolver": user, "note": note})
+        record_finalise(record=record, session=session)
+        activity_record(project=session.project_id, actor=user, verb="screening_resolve",
+                        subject=session, summary=f"{user.get_username()} resolved {label}="
+                        f"{value} for record {record.position + 1} of “{session.name}”")
+    ranking.ranker_refresh_request(session_id=session.pk)
+    return record
+
+
+# --- phases, the stop, training --------------------------------------------------------------
+
+
+def sampling_start(*, user: Any, session: ScreeningSession) -> ScreeningSession:
+    """Switch from the ranked phase to drawing records uniformly at random.
+
+    The records not yet done get a random permutation (sample_order): walking it is drawing
+    without replacement, and its done prefix is the sample the stopping test reads.
+    """
+    policy.require(user=user, action=policy.Action.SCREEN, obj=session)
+    with transaction.atomic():
+        locked = ScreeningSession.objects.select_for_update().get(pk=session.pk)
+        if locked.phase != ScreeningSession.Phase.RANKED:
+            return locked
+        pool = list(locked.records.filter(done=False).values_list("pk", flat=True))
+        random.SystemRandom().shuffle(pool)
+        for start in range(0, len(pool), INSERT_CHUNK):
+            Record.objects.bulk_update(
+                [Record(pk=pk, sample_order=start + i)
+                 for i, pk in enumerate(pool[start:start + INSERT_CHUNK])], ["sample_order"])
+        locked.phase = ScreeningSession.Phase.SAMPLING
+        locked.sampling_started_at = timezone.now()
+        locked.sampling_pool = len(pool)
+        locked.save(update_fields=["phase", "sampling_started_at", "sampling_pool"])
+        activity_record(project=locked.project_id, actor=user, verb="screening_sampling",
+                        subject=locked, summary=f"{user.get_username()} switched “{locked.name}"
+                        f"” to random sampling ({len(pool)} records unscreened)")
+    return locked
+
+
+def session_stop(*, user: Any, session: ScreeningSession, force: bool = False
+                 ) -> ScreeningSession:
+    """Stop, marking every record not yet done as no, and keep the justification.
+
+    Refused while a label's test has not rejected "recall < target" unless `force` (then the
+    justification says so, with the p-values as they stood).
+    """
+    policy.require(user=user, action=policy.Action.MANAGE_SCREENING, obj=session)
+    states = selectors.stopping_table(session=session)
+    unmet = [s["label"] for s in states if not s["can_stop"]]
+    if unmet and not force:
+        raise ScreeningError(f"The stopping rule is not met yet for {', '.join(unmet)}: "
+                             "read the random records the panel asks for, or stop anyway.")
+    with transaction.atomic():
+        locked = ScreeningSession.objects.select_for_update().get(pk=session.pk)
+        if locked.phase == ScreeningSession.Phase.STOPPED:
+            return locked
+        now = timezone.now()
+        rest = list(locked.records.filter(done=False))
+        for record in rest:
+            record.final = {label: record.final.get(label, "no") for label in locked.labels}
+            record.done, record.done_phase, record.done_at = True, "stop", now
+        Record.objects.bulk_update(rest, ["final", "done", "done_phase", "done_at"],
+                                   batch_size=INSERT_CHUNK)
+        locked.phase = ScreeningSession.Phase.STOPPED
+        locked.stop_justification = {
+            "labels": states, "forced": bool(unmet), "marked_no": len(rest),
+            "stopped_at": now.isoformat(), "stopped_by": user.get_username()}
+        locked.final_count = F("final_count") + len(rest)
+        locked.save(update_fields=["phase", "stop_justification", "final_count"])
+        activity_record(project=locked.project_id, actor=user, verb="screening_stop",
+                        subject=locked, summary=f"{user.get_username()} stopped “{locked.name}"
+                        f"”, marking {len(rest)} unread record(s) as no")
+    locked.refresh_from_db()
+    return locked

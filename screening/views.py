@@ -1,0 +1,142 @@
+"""Screening pages and the small JSON endpoints the screening page and the session page poll.
+
+Thin: every read through screening.selectors, every write through screening.services (their
+ScreeningError is the person's message), every permission through projects.policy.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from classification import selectors as classification_selectors
+from dataset_management import selectors as dataset_selectors
+from projects import policy
+from screening import export, selectors, services, training
+from screening.forms import SessionForm
+
+EXPORTS = {"csv": (export.export_csv, "text/csv"), "ris": (export.export_ris,
+           "application/x-research-info-systems"),
+           "jsonl": (export.export_jsonl, "application/x-ndjson")}
+
+
+@login_required
+def session_list(request: HttpRequest) -> HttpResponse:
+    project = request.project
+    form = SessionForm(
+        request.POST or None,
+        datasets=dataset_selectors.dataset_list(user=request.user, project=project),
+        models=classification_selectors.mlmodel_trained_list(user=request.user, project=project))
+    if request.method == "POST" and form.is_valid():
+        try:
+            session = services.session_create(user=request.user, **form.session_kwargs())
+        except services.ScreeningError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("screening:detail", pk=session.pk)
+    sessions = selectors.session_list(user=request.user, project=project)
+    return render(request, "screening/list.html", {
+        "sessions": sessions, "form": form, "section": "screening",
+        "may_create": policy.can(user=request.user, action=policy.Action.MANAGE_SCREENING,
+                                 project=project)})
+
+
+@login_required
+@require_GET
+def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    session = selectors.session_get(user=request.user, pk=pk)
+    return render(request, "screening/detail.html", {
+        "session": session, "summary": selectors.session_summary(session=session),
+        "conflicts": selectors.conflicts_list(session=session), "section": "screening",
+        "can": policy.actions_on(user=request.user, obj=session)})
+
+
+@login_required
+@require_GET
+def screen_page(request: HttpRequest, pk: int) -> HttpResponse:
+    session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.SCREEN)
+    return render(request, "screening/screen.html", {"session": session,
+                                                     "section": "screening"})
+
+
+@login_required
+@require_GET
+def summary_json(request: HttpRequest, pk: int) -> JsonResponse:
+    session = selectors.session_get(user=request.user, pk=pk)
+    return JsonResponse(selectors.session_summary(session=session))
+
+
+@login_required
+@require_GET
+def next_json(request: HttpRequest, pk: int) -> JsonResponse:
+    session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.SCREEN)
+    exclude = request.GET.get("exclude")
+    record = selectors.record_next(user=request.user, session=session,
+                                   exclude=int(exclude) if exclude and exclude.isdigit() else None)
+    if record is None:
+        return JsonResponse({"record": None, "phase": session.phase})
+    return JsonResponse({"record": selectors.record_payload(record=record, user=request.user),
+                         "phase": session.phase})
+
+
+@login_required
+@require_POST
+def decide_json(request: HttpRequest, pk: int) -> JsonResponse:
+    session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.SCREEN)
+    try:
+        body: dict[str, Any] = json.loads(request.body or b"{}")
+        record = selectors.record_get(user=request.user, session=session,
+                                      pk=int(body.get("record", 0)))
+        services.decision_record(user=request.user, record=record,
+                                 values=dict(body.get("values") or {}),
+                                 note=str(body.get("note") or "")[:2000])
+    except (ValueError, TypeError) as exc:  # ScreeningError is a ValueError
+        return JsonResponse({"detail": str(exc)}, status=400)
+    return JsonResponse({"saved": True})
+
+
+def _act(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+    session = selectors.session_get(user=request.user, pk=pk)
+    try:
+        if action == "resolve":
+            record = selectors.record_get(user=request.user, session=session,
+                                          pk=int(request.POST.get("record", 0)))
+            services.conflict_resolve(user=request.user, record=record,
+                                      label=request.POST.get("label", ""),
+                                      value=request.POST.get("value", ""),
+                                      note=request.POST.get("note", ""))
+        elif action == "sampling":
+            services.sampling_start(user=request.user, session=session)
+        elif action == "stop":
+            services.session_stop(user=request.user, session=session,
+                                  force=request.POST.get("force") == "on")
+        elif action == "train":
+            job = training.session_train(user=request.user, session=session)
+            messages.success(request, f"Training job {job.pk} started on the decisions.")
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    return redirect("screening:detail", pk=session.pk)
+
+
+@login_required
+@require_POST
+def session_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+    return _act(request, pk, action)
+
+
+@login_required
+@require_GET
+def session_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.DOWNLOAD)
+    if fmt == "prisma":
+        return JsonResponse(export.prisma_counts(session))
+    writer, content_type = EXPORTS[fmt]
+    response = StreamingHttpResponse(writer(session), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="screening-{session.pk}.{fmt}"'
+    return response
