@@ -26,6 +26,13 @@ def record_get(*, user: Any, session: ScreeningSession, pk: Any,
                              pk=pk)
 
 
+def decisions_kept_count(*, user: Any, session_id: Any) -> int:
+    """How many of their own decisions a person has in the session (they may have left it)."""
+    if not getattr(user, "is_authenticated", False):
+        return 0
+    return Decision.objects.filter(record__session_id=session_id, reviewer=user).count()
+
+
 def record_final_values(*, record: Record, session: ScreeningSession) -> dict[str, str]:
     """The label -> yes/no the record finally has: resolved, agreed by N reviewers, or none."""
     resolved = dict(Resolution.objects.filter(record=record).values_list("label", "value"))

@@ -167,12 +167,16 @@ def _check_may_decide(*, user: Any, session: ScreeningSession) -> None:
     if session.phase == ScreeningSession.Phase.STOPPED:
         raise ScreeningError("This session has stopped; its records can no longer be decided.")
     if policy.role_of(user=user, project=session.project_id) is None:
-        kept = Decision.objects.filter(record__session=session, reviewer=user).count()
+        kept = selectors.decisions_kept_count(user=user, session_id=session.pk)
         if kept:
-            raise ScreeningError(
-                f"You are no longer a member of this project: your {kept} decision(s) stay, "
-                "attributed to you, but you can no longer decide.")
+            raise ScreeningError(former_member_message(kept=kept))
     policy.require(user=user, action=policy.Action.SCREEN, obj=session)
+
+
+def former_member_message(*, kept: int) -> str:
+    """What a reviewer removed mid-session is told (the pages cannot see the session any more)."""
+    return (f"You are no longer a member of this project: your {kept} decision(s) stay, "
+            "attributed to you, but you can no longer decide.")
 
 
 def _decision_upsert(*, record: Record, user: Any, label: str, value: str, note: str) -> None:

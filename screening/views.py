@@ -7,11 +7,18 @@ ScreeningError is the person's message), every permission through projects.polic
 from __future__ import annotations
 
 import json
+from functools import wraps
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -72,8 +79,24 @@ def summary_json(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(selectors.session_summary(session=session))
 
 
+def _former_reviewer(view: Any) -> Any:
+    """A reviewer removed mid-session no longer sees the session (404): tell them why instead."""
+    @wraps(view)
+    def wrapped(request: HttpRequest, pk: int) -> HttpResponse:
+        try:
+            return view(request, pk)
+        except Http404:
+            kept = selectors.decisions_kept_count(user=request.user, session_id=pk)
+            if not kept:
+                raise
+            return JsonResponse({"detail": services.former_member_message(kept=kept)},
+                                status=403)
+    return wrapped
+
+
 @login_required
 @require_GET
+@_former_reviewer
 def next_json(request: HttpRequest, pk: int) -> JsonResponse:
     session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.SCREEN)
     exclude = request.GET.get("exclude")
@@ -87,6 +110,7 @@ def next_json(request: HttpRequest, pk: int) -> JsonResponse:
 
 @login_required
 @require_POST
+@_former_reviewer
 def decide_json(request: HttpRequest, pk: int) -> JsonResponse:
     session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.SCREEN)
     try:

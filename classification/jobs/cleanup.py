@@ -15,11 +15,10 @@ from django.conf import settings
 
 from classification import paths
 from classification.jobs import checkpoint_sync
-from classification.mlmodels.deletion import artifact_tree_forget, folder_remove
+from classification.mlmodels.deletion import folder_remove
 from classification.models import TrainingJob
 
-# artifact_tree_forget is re-exported: training forgets the tree a retrained model no longer names.
-__all__ = ["artifact_tree_forget", "training_job_dirs_sweep", "training_job_prune_checkpoints"]
+__all__ = ["training_job_dirs_sweep", "training_job_prune_checkpoints"]
 
 logger = logging.getLogger(__name__)
 

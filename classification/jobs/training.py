@@ -21,7 +21,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from classification import ml_models, paths
-from classification.jobs import baseline_check, checkpoint_sync, cleanup, lifecycle
+from classification.jobs import baseline_check, checkpoint_sync, lifecycle
 from classification.jobs.progress import (
     FINAL_TEST,
     VERIFYING,
@@ -29,6 +29,7 @@ from classification.jobs.progress import (
     ProgressWriter,
 )
 from classification.mlmodels import searches
+from classification.mlmodels.deletion import artifact_tree_forget
 from classification.models import MLModel, TrainingJob
 from core import filestore
 
@@ -187,7 +188,7 @@ def complete(job: TrainingJob, *, clf: Any, artifact: Path, metrics: dict[str, A
             )
     if ok and replaced and replaced != digest:
         # A resumed search's earlier best: no row names it any more.
-        cleanup.artifact_tree_forget(digest=replaced)
+        artifact_tree_forget(digest=replaced)
     return ok
 
 
@@ -339,7 +340,7 @@ def _step_finish(run: _Run) -> None:
     # If the supervisor ended the job first (stall, cancel), this artifact belongs to no
     # one, unless the model already stands on it (a search's kept best).
     if not ended:
-        cleanup.artifact_tree_forget(digest=run.digest)
+        artifact_tree_forget(digest=run.digest)
     if not ended and not MLModel.objects.filter(
             pk=run.job.ml_model_id, status=MLModel.Status.TRAINED).exists():
         shutil.rmtree(run.artifact, ignore_errors=True)

@@ -8,9 +8,18 @@
     return input ? input.value : "";
   }
 
+  // A refusal (403 for a reviewer removed mid-session, 404, 503) may come back as an HTML page:
+  // it rejects with the server's detail when there is one, never with a JSON parse error.
+  function answer(r) {
+    return r.json().catch(function () { return {}; }).then(function (d) {
+      if (!r.ok) throw new Error(d.detail || "The server answered " + r.status + "; nothing was changed.");
+      return d;
+    });
+  }
+
   function getJSON(url) {
     return fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
-      .then(function (r) { return r.json(); });
+      .then(answer);
   }
 
   function screenPage(root) {
@@ -20,9 +29,14 @@
     var current = null, upcoming = null, answers = {}, at = 0, prefetching = null;
     var error = document.getElementById("screen-error");
 
+    function fail(exc) {
+      error.hidden = false; error.textContent = exc.message;
+    }
+
     function prefetch() {
       var url = nextUrl + (current ? "?exclude=" + current.id : "");
-      prefetching = getJSON(url).then(function (d) { upcoming = d.record; prefetching = null; return d.record; });
+      prefetching = getJSON(url).then(function (d) { upcoming = d.record; prefetching = null; return d.record; },
+                                      function (exc) { prefetching = null; fail(exc); });
       return prefetching;
     }
 
@@ -41,7 +55,12 @@
         var row = document.createElement("div");
         row.className = "screen-label" + (i === at ? " active" : "");
         row.setAttribute("data-label", label);
-        row.textContent = label + ": " + (answers[label] || current.mine[label] || "?");
+        row.textContent = label + ": ";
+        // The highlighted label (the one the next key answers) in the app's own badge colours.
+        var value = document.createElement("span");
+        value.className = "badge " + (i === at ? "running" : "local");
+        value.textContent = answers[label] || current.mine[label] || "?";
+        row.appendChild(value);
         box.appendChild(row);
       });
     }
@@ -55,11 +74,7 @@
         method: "POST", credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-CSRFToken": csrf(), Accept: "application/json" },
         body: JSON.stringify({ record: record.id, values: values, note: note }),
-      }).then(function (r) {
-        return r.json().then(function (d) {
-          error.hidden = r.ok; error.textContent = r.ok ? "" : (d.detail || "Not saved.");
-        });
-      });
+      }).then(answer).then(function () { error.hidden = true; error.textContent = ""; }, fail);
     }
 
     function advance() {
@@ -67,13 +82,15 @@
       if (upcoming && upcoming.id !== decided.id) { show(upcoming); } else { current = null; draw(); }
       upcoming = null;
       save(decided, values, note).then(function () {
-        if (!current) { return getJSON(nextUrl).then(function (d) { show(d.record); prefetch(); }); }
+        if (!current) { return getJSON(nextUrl).then(function (d) { show(d.record); prefetch(); }, fail); }
         return prefetch();
       });
     }
 
     document.addEventListener("keydown", function (event) {
       if (!current || event.target.id === "record-note") return;
+      // Ctrl+R, Alt+N and the like belong to the browser, not to the decision.
+      if (event.ctrlKey || event.metaKey || event.altKey) return;
       var key = event.key.toLowerCase();
       var value = { y: "yes", n: "no", u: "unsure" }[key];
       if (value) {
@@ -88,11 +105,23 @@
       }
     });
 
-    getJSON(nextUrl).then(function (d) { show(d.record); prefetch(); });
+    getJSON(nextUrl).then(function (d) { show(d.record); prefetch(); }, fail);
   }
 
   function sessionPanel(panel) {
     var url = panel.getAttribute("data-summary-url");
+    var every = parseInt(panel.getAttribute("data-poll-ms"), 10) || 3000;
+    // The conflicts list carries forms (with their CSRF token), so it is re-read from the page
+    // itself, and only when the number changes: a note being typed into a form is kept.
+    function refreshConflicts() {
+      return fetch(window.location.href, { credentials: "same-origin" })
+        .then(function (r) { return r.text(); })
+        .then(function (html) {
+          var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("conflicts");
+          var shown = document.getElementById("conflicts");
+          if (fresh && shown) shown.replaceWith(document.importNode(fresh, true));
+        });
+    }
     function cell(table, label, cls, text) {
       var row = document.querySelector("#" + table + " tr[data-label='" + label + "']");
       if (row) row.querySelector("." + cls).textContent = text;
@@ -111,13 +140,15 @@
           cell("agreement-table", a.label, "pa", a.percent_agreement === null ? "–" : a.percent_agreement + "%");
           cell("agreement-table", a.label, "kappa", a.kappa === null ? "–" : "κ = " + a.kappa + " (" + a.kappa_low + " to " + a.kappa_high + ")");
         });
-        document.getElementById("conflict-count").textContent = s.conflicts;
+        if (document.getElementById("conflict-count").textContent !== String(s.conflicts)) {
+          refreshConflicts();
+        }
         var ranking = document.getElementById("ranking");
         if (s.ranker_error) { ranking.textContent = s.ranker_error; ranking.className = "small error"; }
         else if (s.ranking_refreshed_at) { ranking.textContent = "Ranking refreshed " + s.ranking_refreshed_at; }
       }).catch(function () {});
     }
-    window.setInterval(poll, 3000);
+    window.setInterval(poll, every);
   }
 
   var root = document.getElementById("screen");
