@@ -1,8 +1,10 @@
-"""Where a job keeps its checkpoints and where a model's artifact lives."""
+"""Where a job keeps its checkpoints and where a model's artifact lives, and what a resume of a
+job would start from."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
@@ -48,13 +50,88 @@ def latest_checkpoint(output_dir: Path | str) -> str | None:
     return str(complete[-1]) if complete else None
 
 
-def resume_note(*, job_id: int) -> str:
-    """What a resume of this job would start from, read from the disk as it is now.
+# Kinds fitted in one pass (registry kinds): they save no checkpoints, so a resume refits them.
+ONE_PASS_KINDS = ("baseline", "embedding", "ensemble")
+QUICK_KINDS = ("baseline", "ensemble")  # a refit takes seconds; embeddings may take minutes
+
+
+@dataclass(frozen=True)
+class StudyProgress:
+    """What a search's Optuna study holds, read by the caller: this module reads only the disk."""
+
+    finished: int | None  # None: the study exists but could not be read
+    best_kind: str = ""
+    best_score: float | None = None
+    spent_minutes: float = 0.0
+    budget_minutes: float = 0.0
+
+
+@dataclass(frozen=True)
+class ResumeWords:
+    """One resume point as the job's reason, the resume's log line and its banner name it:
+    made in one place, so the three cannot disagree."""
+
+    reason: str  # follows "<what happened>; " (or "Resume: ") in the job's reason
+    log: str
+    banner: str
+
+
+def _study_words(study: StudyProgress | None) -> ResumeWords:
+    """A search resumes its Optuna study, never a checkpoint: its finished trials are kept."""
+    if study is None:
+        what = "no trial of the search had started, so it starts over with its full budget"
+        return ResumeWords(f"nothing to resume from: {what}", f"Resume requested: {what}",
+                           f"Resumed from the start: {what}.")
+    if study.finished is None:
+        kept = "its finished trials are kept"
+    elif study.finished == 0:
+        kept = "no trial had finished yet"
+    else:
+        trials = "trial" if study.finished == 1 else "trials"
+        kept = f"{study.finished} finished {trials} kept"
+        if study.best_kind:
+            kept += f", the best so far is {study.best_kind}"
+            if study.best_score is not None:
+                kept += f" (validation macro-F1 {study.best_score:.3f})"
+    if study.finished is not None and study.budget_minutes:
+        kept += (f"; {study.spent_minutes:.1f} of {study.budget_minutes:g} min of the budget "
+                 "used")
+    what = f"the search continues its study: {kept}"
+    return ResumeWords(f"resume continues the search's study: {kept}",
+                       f"Resume requested: {what}", f"Resumed: {what}.")
+
+
+def resume_words(*, job_id: int, kind: str = "transformer",
+                 study: StudyProgress | None = None) -> ResumeWords:
+    """What a resume of this job would start from: a search its study (`study`, read by the
+    caller), a one-pass fit the start, a transformer the newest complete checkpoint on disk.
 
     Call it once the training process is gone: only then is the newest complete checkpoint
     final, rather than a guess about a save that may still be under way.
     """
+    if kind == "search":
+        return _study_words(study)
+    if kind in ONE_PASS_KINDS:
+        what = ("a one-pass fit keeps no checkpoints, so training restarts from scratch"
+                + (" (quick)" if kind in QUICK_KINDS else ""))
+        return ResumeWords(f"nothing to resume from: {what}", f"Resume requested: {what}",
+                           f"Resumed from the start: {what}.")
     checkpoint = latest_checkpoint(job_output_dir(job_id))
     if checkpoint is None:
-        return NOTHING_TO_RESUME
-    return f"resume continues from {Path(checkpoint).name}, the newest complete checkpoint"
+        return ResumeWords(
+            NOTHING_TO_RESUME,
+            "Resume requested: no checkpoint was saved, so training restarts from scratch",
+            "Resumed from the start: no checkpoint was saved, so training starts over.",
+        )
+    name = Path(checkpoint).name
+    return ResumeWords(
+        f"resume continues from {name}, the newest complete checkpoint",
+        f"Resume requested: continues from {name}",
+        f"Resumed from {name}: training continues from step {checkpoint_step(name)}.",
+    )
+
+
+def resume_note(*, job_id: int, kind: str = "transformer",
+                study: StudyProgress | None = None) -> str:
+    """resume_words' reason: what follows "; " in a stalled, cancelled or failed job's reason."""
+    return resume_words(job_id=job_id, kind=kind, study=study).reason

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
 PER_PAGE = 100
 
 
-def page_of(queryset: QuerySet, number: str | None) -> Page:
-    """One page of a list; a bad or too-high number gives the nearest real page."""
-    return Paginator(queryset, PER_PAGE).get_page(number)
+def page_of(items: QuerySet | Sequence[Any], number: str | None, *,
+            per_page: int = PER_PAGE) -> Page:
+    """One page of a list (a queryset, or a list already in memory); a bad or too-high number
+    gives the nearest real page."""
+    return Paginator(items, per_page).get_page(number)

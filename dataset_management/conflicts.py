@@ -22,7 +22,7 @@ from projects import policy
 
 from .models import Dataset
 from .normalize import text_key
-from .selectors import dataset_rows_iter
+from .selectors import dataset_rows_file, dataset_rows_iter
 
 RULES = {
     "merge": "merged into one multi-label row",
@@ -68,6 +68,34 @@ def _apply(rule: str, group: list[dict[str, Any]], label_sets: list[frozenset[st
             return []
         return [row for row, labels in zip(group, label_sets, strict=True) if labels == top]
     return []
+
+
+def conflicts_groups_read(*, dataset: Dataset,
+                          groups: list[dict[str, list[int]]]) -> list[dict[str, Any]]:
+    """One page of conflicting groups ({"row_ids", "file_rows"}, report.conflict_groups) with
+    each row's title, text and labels read from the stored rows: only the rows of this page,
+    which the row_id statistics of the file's row groups find without reading the rest.
+    Without readable rows (or row ids, in an older report) the rows carry their numbers only."""
+    import pyarrow.parquet as pq
+
+    wanted = sorted({row_id for group in groups for row_id in group["row_ids"]})
+    found: dict[int, dict[str, Any]] = {}
+    if wanted:
+        try:
+            table = pq.read_table(dataset_rows_file(dataset=dataset),
+                                  columns=["row_id", "title", "text", "labels"],
+                                  filters=[("row_id", "in", wanted)])
+            found = {row["row_id"]: row for row in table.to_pylist()}
+        except (OSError, ValueError, KeyError):  # gone or damaged: the numbers still help
+            found = {}
+    shown = []
+    for group in groups:
+        ids = group["row_ids"] or [None] * len(group["file_rows"])
+        rows = [{"file_row": file_row, **(found.get(row_id) or {})}
+                for row_id, file_row in zip(ids, group["file_rows"], strict=False)]
+        shown.append({"file_rows": ", ".join(str(r) for r in group["file_rows"]),
+                      "rows": rows})
+    return shown
 
 
 def dataset_resolve_conflicts(*, dataset: Dataset, rule: str, user: Any) -> Dataset:

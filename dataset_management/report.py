@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+# The conflicts page lists this many groups of the same text with different labels per page.
+CONFLICTS_PER_PAGE = 20
+
 
 def report_summary(report: dict[str, Any]) -> dict[str, Any]:
     duplicates = report.get("duplicates") or {}
@@ -23,6 +26,7 @@ def report_summary(report: dict[str, Any]) -> dict[str, Any]:
         "conflicting_groups": duplicates.get("conflicting_label_groups") or 0,
         "conflicting_examples": [", ".join(str(r) for r in rows)
                                  for rows in (duplicates.get("conflicting_examples") or [])],
+        "conflicts_in_full": conflicts_listed_in_full(report),
         "lengths": [(unit, lengths[unit]) for unit in ("words", "chars") if lengths.get(unit)],
         "rare_labels": sorted((report.get("rare_labels") or {}).items()),
         "labels_per_row": sorted((report.get("labels_per_row") or {}).items(),
@@ -48,3 +52,36 @@ def _cooccurrence(data: dict[str, Any] | None) -> dict[str, Any] | None:
             for j, v in enumerate(counts)
         ]})
     return {"labels": data["labels"], "rows": rows}
+
+
+# --- The conflicts page: every group of the same text with different labels -------------------
+
+def conflicts_listed_in_full(report: dict[str, Any]) -> bool:
+    """True when the report keeps every conflicting group; reports made before it did keep
+    only the first few groups' file rows (validation.MAX_EXAMPLES)."""
+    return "conflicting_row_ids" in (report.get("duplicates") or {})
+
+
+def conflict_groups(report: dict[str, Any]) -> list[dict[str, list[int]]]:
+    """Every conflicting group the report keeps, as numbers: {"row_ids", "file_rows"}. An
+    older report gives its few examples, with file rows only (no row ids to read texts by)."""
+    duplicates = report.get("duplicates") or {}
+    if not conflicts_listed_in_full(report):
+        return [{"row_ids": [], "file_rows": list(rows)}
+                for rows in duplicates.get("conflicting_examples") or []]
+    ids = duplicates.get("conflicting_row_ids") or []
+    files = duplicates.get("conflicting_file_rows") or [[] for _ in ids]
+    return [{"row_ids": list(row_ids), "file_rows": list(file_rows)}
+            for row_ids, file_rows in zip(ids, files, strict=False)]
+
+
+def conflicts_missing_note(report: dict[str, Any]) -> str:
+    """Why an older dataset's list is short, or "" when every group is listed."""
+    if conflicts_listed_in_full(report):
+        return ""
+    duplicates = report.get("duplicates") or {}
+    total = duplicates.get("conflicting_label_groups") or 0
+    shown = len(duplicates.get("conflicting_examples") or [])
+    return (f"This dataset was imported before the report kept every group: only {shown} of "
+            f"its {total} groups are listed, by their rows in the file. Import the file again "
+            "to list them all with their texts.")

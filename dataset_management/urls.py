@@ -11,6 +11,7 @@ urlpatterns = [
     path("<int:pk>/delete/", views.dataset_delete, name="delete"),
     path("<int:pk>/move/", views.dataset_move, name="move"),
     path("<int:pk>/export/", views.dataset_export, name="export"),
+    path("<int:pk>/conflicts/", views.dataset_conflicts, name="conflicts"),
     path("<int:pk>/resolve-conflicts/", views.dataset_resolve_conflicts,
          name="resolve_conflicts"),
 ]

@@ -124,6 +124,10 @@ class ReportBuilder:
             "examples": [[source[i] for i in rows] for rows in examples],
             "conflicting_examples": [[source[i] for i in rows] for rows in
                                      conflicting[:MAX_EXAMPLES]],
+            # Every conflicting group, as numbers only: the stored rows' row_id (the kept
+            # index, which reads their texts when a page shows them) and the file's row.
+            "conflicting_row_ids": conflicting,
+            "conflicting_file_rows": [[source[i] for i in rows] for rows in conflicting],
         }
 
 

@@ -22,7 +22,12 @@ from dataset_management.mapping import MAPPING_FIELDS, label_missing_warning
 from dataset_management.models import Dataset
 from dataset_management.preview import dataset_preview
 from dataset_management.readers import DatasetFileError
-from dataset_management.report import report_summary
+from dataset_management.report import (
+    CONFLICTS_PER_PAGE,
+    conflict_groups,
+    conflicts_missing_note,
+    report_summary,
+)
 from dataset_management.splitting import DEFAULT_RATIOS, split_ratios_validate
 from dataset_management.staging import upload_discard, upload_open, upload_stage
 from projects import policy
@@ -287,6 +292,23 @@ def dataset_export(request: HttpRequest, pk: int) -> HttpResponseBase:
         raise Http404("No such format, or the dataset's rows are gone.")
     return export_response(dataset_export_make(dataset=dataset, fmt=fmt,
                                                prefix=settings.EXPORT_LABEL_PREFIX))
+
+
+@login_required
+def dataset_conflicts(request: HttpRequest, pk: int) -> HttpResponse:
+    """Every group of the same text with different labels, paged, with its rows' texts; and
+    the rules that resolve them into a new dataset."""
+    dataset = _dataset(request, pk)
+    report = dataset.report or {}
+    page = page_of(conflict_groups(report), request.GET.get("page"), per_page=CONFLICTS_PER_PAGE)
+    return render(request, "datasets/conflicts.html", {
+        "dataset": dataset,
+        "may": policy.actions_on(user=request.user, obj=dataset),
+        "page": page,
+        "groups": conflicts.conflicts_groups_read(dataset=dataset, groups=list(page.object_list)),
+        "summary": report_summary(report),
+        "missing_note": conflicts_missing_note(report),
+    })
 
 
 @login_required

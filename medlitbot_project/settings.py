@@ -231,6 +231,7 @@ CELERY_TASK_ROUTES = {
     "classification.tasks.start_model_training": {"queue": QUEUE_TRAINING},
     "classification.tasks.batch_job_run": {"queue": QUEUE_INFERENCE},
     "screening.tasks.ranker_refresh": {"queue": QUEUE_INFERENCE},
+    "screening.tasks.simulation_run": {"queue": QUEUE_INFERENCE},
 }
 # A publish to a broker that is down fails in about a second with a clear 503, instead of the
 # default retry loop holding the request.

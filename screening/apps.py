@@ -1,7 +1,21 @@
 from django.apps import AppConfig
 
 
+def stale_simulations_fail() -> str:
+    """Beat's maintenance step (core.registry) for simulations whose worker died."""
+    from screening.simulation_runs import simulation_runs_fail_stale
+
+    return simulation_runs_fail_stale()
+
+
 class ScreeningConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "screening"
     verbose_name = "Screening"
+
+    def ready(self) -> None:
+        from core import registry
+
+        registry.maintenance_step_register(
+            name="stale_screening_simulations", func=stale_simulations_fail, order=50
+        )

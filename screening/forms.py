@@ -30,3 +30,28 @@ class SessionForm(forms.Form):
         data = dict(self.cleaned_data)
         data["labels"] = [x.strip() for x in data["labels"].split(",") if x.strip()]
         return data
+
+
+class LabelledDatasetChoice(forms.ModelChoiceField):
+    """Each dataset with its labels, so the person sees which label it can be replayed for."""
+
+    def label_from_instance(self, obj: Any) -> str:
+        labels = ", ".join(obj.label_names or []) or "not labelled"
+        return f"{obj.name} ({labels})"
+
+
+class SimulationForm(forms.Form):
+    dataset = LabelledDatasetChoice(queryset=None, help_text="A dataset labelled for the label")
+    label = forms.CharField(max_length=200, help_text="One of the dataset's labels")
+    recall_target = forms.FloatField(min_value=0.01, max_value=0.999, initial=0.95)
+    confidence = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.95)
+    seeds = forms.IntegerField(min_value=1, max_value=20, initial=5,
+                               help_text="One replay per seed (1 to 20)")
+    every = forms.IntegerField(min_value=1, initial=10,
+                               help_text="Refit the ranker after this many decisions")
+    patience = forms.IntegerField(min_value=1, initial=50, help_text="Switch to random "
+                                  "sampling after this many irrelevant records in a row")
+
+    def __init__(self, *args: Any, datasets: QuerySet, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["dataset"].queryset = datasets

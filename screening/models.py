@@ -130,3 +130,47 @@ class Resolution(models.Model):
 
     def __str__(self) -> str:
         return f"{self.label}={self.value} resolved"
+
+
+class SimulationRun(models.Model):
+    """``manage.py simulate_screening`` run as a job on the inference queue, for the page.
+
+    ``result`` holds the command's JSON summary (``summary``) and, per seed, the recall curve
+    (records read -> relevant found, at most 300 points) with its stopping point.
+    """
+
+    PROJECT_LOOKUP = "dataset__project"
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"
+
+    # CASCADE: a simulation is derived from the dataset alone and means nothing without it.
+    dataset = models.ForeignKey("dataset_management.Dataset", on_delete=models.CASCADE,
+                                related_name="screening_simulations")
+    label = models.CharField(max_length=200)
+    recall_target = models.FloatField(default=0.95)
+    confidence = models.FloatField(default=0.95)
+    seeds = models.PositiveSmallIntegerField(default=5)
+    every = models.PositiveIntegerField(default=10)
+    patience = models.PositiveIntegerField(default=50)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL,
+                                   null=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"simulation {self.pk} of {self.label} on dataset {self.dataset_id}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.state in (self.State.QUEUED, self.State.RUNNING)

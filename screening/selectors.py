@@ -9,7 +9,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 
 from projects import policy
 from screening import agreement, stopping
-from screening.models import Decision, Record, Resolution, ScreeningSession
+from screening.models import Decision, Record, Resolution, ScreeningSession, SimulationRun
 
 
 def session_list(*, user: Any, project: Any = None) -> QuerySet[ScreeningSession]:
@@ -164,3 +164,13 @@ def session_summary(*, session: ScreeningSession) -> dict[str, Any]:
         "conflicts": len(conflicts_list(session=session)),
         "stop_justification": session.stop_justification or None,
     }
+
+
+def simulation_run_list(*, user: Any, project: Any = None) -> QuerySet[SimulationRun]:
+    """Simulations in the user's projects, without their (large) results."""
+    return policy.scope(SimulationRun.objects.select_related("dataset"), user=user,
+                        project=project).defer("result", "dataset__report")
+
+
+def simulation_run_get(*, user: Any, pk: Any) -> SimulationRun:
+    return policy.object_get(SimulationRun.objects.select_related("dataset"), user=user, pk=pk)

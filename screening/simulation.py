@@ -80,10 +80,11 @@ def wss_at(*, order: list[int], truth: np.ndarray, recall: float = 0.95) -> floa
     return (total - n_at) / total - (1 - recall)
 
 
-def simulate_run(*, features: Any, truth: np.ndarray, seed: int, recall_target: float = 0.95,
-                 confidence: float = 0.95, every: int = 10, patience: int = 50,
-                 reviewers: int = 1) -> dict[str, Any]:
-    """One replay; the figures the command prints for its seed."""
+def simulate_trace(*, features: Any, truth: np.ndarray, seed: int,
+                   recall_target: float = 0.95, confidence: float = 0.95, every: int = 10,
+                   patience: int = 50, reviewers: int = 1) -> tuple[dict[str, Any], list[int]]:
+    """One replay: the figures the command prints for its seed, and the full reading order
+    (the records read to the stop, then the unread ones in the last ranking's order)."""
     truth = np.asarray(truth, dtype=int)
     rng = np.random.default_rng(seed)
     read, scores = _ranked_phase(features, truth, rng, every=every, patience=patience)
@@ -100,18 +101,51 @@ def simulate_run(*, features: Any, truth: np.ndarray, seed: int, recall_target: 
         "wss_at_95": round(wss_at(order=full_order, truth=truth), 4),
         "ranked_phase": ranked, "sampled": state["sampled"], "p_value": state["p_value"],
         "stopped": bool(state["can_stop"]), "reviewer_reads": stopped_at * reviewers,
-    }
+    }, full_order
 
 
-def simulate(*, texts: list[str], truth: np.ndarray, seeds: int, **options: Any
-             ) -> dict[str, Any]:
-    """Every seed's run and the summary the issue asks for."""
+def simulate_run(**options: Any) -> dict[str, Any]:
+    """One replay; the figures the command prints for its seed."""
+    return simulate_trace(**options)[0]
+
+
+def recall_curve(*, order: list[int], truth: np.ndarray, stopped_at: int,
+                 max_points: int = 300) -> dict[str, Any]:
+    """Records read -> relevant found along `order`, at most `max_points` points.
+
+    The first (0, 0), the last (N, relevant) and the stop are always among the points, so the
+    stop drawn on the curve lies exactly on it.
+    """
+    found = np.concatenate([[0], np.cumsum(np.asarray(truth, dtype=int)[np.asarray(order)])])
+    total = len(order)
+    xs = np.unique(np.concatenate([
+        np.rint(np.linspace(0, total, min(total + 1, max_points - 1))).astype(int),
+        [stopped_at]]))
+    return {"points": [[int(x), int(found[x])] for x in xs],
+            "stop": [int(stopped_at), int(found[stopped_at])]}
+
+
+def simulate_traced(*, texts: list[str], truth: np.ndarray, seeds: int, **options: Any
+                    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Every seed's run and the summary the issue asks for, with each seed's recall curve."""
+    truth = np.asarray(truth, dtype=int)
     features = ranker.features_fit(texts=texts)
-    runs = [simulate_run(features=features, truth=truth, seed=seed, **options)
-            for seed in range(seeds)]
+    runs, curves = [], []
+    for seed in range(seeds):
+        run, order = simulate_trace(features=features, truth=truth, seed=seed, **options)
+        stopped_at = int(run["ranked_phase"]) + int(run["sampled"])
+        runs.append(run)
+        curves.append({"seed": seed, **recall_curve(order=order, truth=truth,
+                                                    stopped_at=stopped_at)})
     return {
         "runs": runs,
         "mean_wss_at_95": round(float(np.mean([r["wss_at_95"] for r in runs])), 4),
         "mean_screened_at_stop": round(float(np.mean([r["screened_at_stop"] for r in runs])), 4),
         "min_recall_at_stop": min(r["recall_at_stop"] for r in runs),
-    }
+    }, curves
+
+
+def simulate(*, texts: list[str], truth: np.ndarray, seeds: int, **options: Any
+             ) -> dict[str, Any]:
+    """Every seed's run and the summary the issue asks for."""
+    return simulate_traced(texts=texts, truth=truth, seeds=seeds, **options)[0]

@@ -1,4 +1,4 @@
-"""Screening's Celery task: thin, it loads by id and calls the service."""
+"""Screening's Celery tasks: thin, each loads by id and calls one service."""
 
 from __future__ import annotations
 
@@ -10,3 +10,10 @@ def ranker_refresh(session_id: int) -> None:
     from screening.ranking import ranker_refresh as refresh
 
     refresh(session_id=session_id)
+
+
+@shared_task(name="screening.tasks.simulation_run", ignore_result=True)
+def simulation_run(run_id: int) -> None:
+    from screening.simulation_runs import simulation_run_execute
+
+    simulation_run_execute(run_id=run_id)

@@ -25,8 +25,8 @@ from django.views.decorators.http import require_GET, require_POST
 from classification import selectors as classification_selectors
 from dataset_management import selectors as dataset_selectors
 from projects import policy
-from screening import export, selectors, services, training
-from screening.forms import SessionForm
+from screening import chart, export, selectors, services, simulation_runs, training
+from screening.forms import SessionForm, SimulationForm
 
 EXPORTS = {"csv": (export.export_csv, "text/csv"), "ris": (export.export_ris,
            "application/x-research-info-systems"),
@@ -164,3 +164,31 @@ def session_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     response = StreamingHttpResponse(writer(session), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="screening-{session.pk}.{fmt}"'
     return response
+
+
+@login_required
+def simulation_list(request: HttpRequest) -> HttpResponse:
+    project = request.project
+    form = SimulationForm(request.POST or None, datasets=dataset_selectors.dataset_list(
+        user=request.user, project=project))
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = simulation_runs.simulation_run_create(user=request.user, **form.cleaned_data)
+        except services.ScreeningError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("screening:simulation", pk=run.pk)
+    return render(request, "screening/simulations.html", {
+        "runs": selectors.simulation_run_list(user=request.user, project=project),
+        "form": form, "section": "screening",
+        "may_create": policy.can(user=request.user, action=policy.Action.MANAGE_SCREENING,
+                                 project=project)})
+
+
+@login_required
+@require_GET
+def simulation_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = selectors.simulation_run_get(user=request.user, pk=pk)
+    return render(request, "screening/simulation.html", {
+        "run": run, "summary": run.result.get("summary"), "section": "screening",
+        "chart": chart.recall_chart(result=run.result, recall_target=run.recall_target)})

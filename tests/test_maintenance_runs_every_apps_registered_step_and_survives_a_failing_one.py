@@ -30,6 +30,7 @@ def test_the_apps_steps_are_registered_in_their_order_with_cores_own_last() -> N
     assert [step.name for step in registry.maintenance_steps()] == [
         "stuck_training_jobs", "dead_batches", "leftover_checkpoints",  # classification
         "abandoned_staged_uploads",  # dataset_management
+        "stale_screening_simulations",  # screening
         "old_worker_pings",  # core
     ]
 

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from classification import ml_models, paths
 from classification.jobs import routing
+from classification.jobs.resume_notes import training_job_resume_words
 from classification.mlmodels.searches import SEARCH, search_candidates_clean
 from classification.model_paths import model_path_problem
 from classification.models import MLModel, TrainingJob
@@ -377,11 +378,7 @@ def training_job_resume(*, job: TrainingJob, actor: Any = None) -> TrainingJob:
     if actor is not None:
         policy.require(user=actor, action=policy.Action.RESUME, obj=job)
     checkpoint = paths.latest_checkpoint(paths.job_output_dir(job.pk))
-    note = (
-        f"Resume requested: continues from {os.path.basename(checkpoint)}"
-        if checkpoint
-        else "Resume requested: no checkpoint was saved, so training restarts from scratch"
-    )
+    note = training_job_resume_words(job_id=job.pk).log  # the reason and banner word it alike
     # Routed again: the GPU worker the job first waited for may be gone, or one may have come.
     route = routing.training_queue_choose(config=job.config)
     log_tail = "\n".join([*job.log_tail.splitlines()[-40:], note, route.note])

@@ -9,8 +9,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from classification import paths
 from classification.jobs import cleanup, lifecycle
+from classification.jobs.resume_notes import training_job_resume_note
 from classification.models import TrainingJob
 from core import broker, processes
 
@@ -51,9 +51,10 @@ def training_jobs_reconcile_on_worker_start() -> list[int]:
         # The orphaned child goes first: only then is the newest checkpoint on disk final.
         if job.child_pid and processes.is_our_process(job.child_pid):
             processes.kill_pid(job.child_pid)
+        note = training_job_resume_note(job_id=job.pk)
         reason = (
             f"Stalled: worker restarted; the worker process {pid} on {host} that ran this job "
-            f"is gone, and its training process died with it; {paths.resume_note(job_id=job.pk)}."
+            f"is gone, and its training process died with it; {note}."
         )
         if lifecycle.training_job_finish(job_id=job.pk, target=S.STALLED, reason=reason):
             stalled.append(job.pk)

@@ -22,6 +22,7 @@ from classification import paths
 from classification.jobs import cleanup, lifecycle
 from classification.jobs.child import child_main
 from classification.jobs.progress import STOP_CHECK_SECONDS
+from classification.jobs.resume_notes import training_job_resume_note
 from classification.models import TrainingJob
 from core import processes
 
@@ -202,7 +203,7 @@ class Supervisor:
         checkpoint = paths.latest_checkpoint(paths.job_output_dir(self.job_id)) or ""
         lifecycle.training_job_finish(
             job_id=self.job_id, target=target,
-            reason=f"{reason}; {paths.resume_note(job_id=self.job_id)}",
+            reason=f"{reason}; {training_job_resume_note(job_id=self.job_id)}",
             checkpoint_path=checkpoint,
         )
 
@@ -301,7 +302,8 @@ class Supervisor:
             tail = rows.values_list("log_tail", flat=True).first()
             last = (tail or "").strip().splitlines()[-1:] or [""]
             reason = processes.describe_exit(code)
-            reason = reason[0].upper() + reason[1:] + f"; {paths.resume_note(job_id=self.job_id)}"
+            note = training_job_resume_note(job_id=self.job_id)
+            reason = reason[0].upper() + reason[1:] + f"; {note}"
             if last[0]:
                 reason += f". Last log line: {last[0]}"
             lifecycle.training_job_finish(

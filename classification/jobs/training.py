@@ -28,6 +28,7 @@ from classification.jobs.progress import (
     Heartbeat,
     ProgressWriter,
 )
+from classification.jobs.resume_notes import training_job_resume_note
 from classification.mlmodels import searches
 from classification.mlmodels.deletion import artifact_tree_forget
 from classification.models import MLModel, TrainingJob
@@ -152,7 +153,7 @@ def stopped_reason(writer: ProgressWriter, *, job_id: int, saved: str | None) ->
             f"Cancelled on request {where}; checkpoint saved: {name}, resume continues from it",
             newest,
         )
-    return f"Cancelled on request {where}; {paths.resume_note(job_id=job_id)}", newest
+    return f"Cancelled on request {where}; {training_job_resume_note(job_id=job_id)}", newest
 
 
 def complete(job: TrainingJob, *, clf: Any, artifact: Path, metrics: dict[str, Any],
@@ -192,12 +193,13 @@ def complete(job: TrainingJob, *, clf: Any, artifact: Path, metrics: dict[str, A
     return ok
 
 
-def kept_search_reason(stopped: str, metrics: dict[str, Any]) -> str:
+def kept_search_reason(stopped: str, metrics: dict[str, Any], *, job_id: int) -> str:
     winner = searches.search_winner(metrics=metrics)
+    note = training_job_resume_note(job_id=job_id)
     return (f"Cancelled on request: {stopped[0].lower()}{stopped[1:]}. The best model found "
             f"so far ({winner.get('model_type', '?')}, validation macro-F1 "
             f"{winner.get('validation_macro_f1', 0.0):.3f}) is saved as this model; the test "
-            "split was not scored. Resume continues the search: the study keeps every trial.")
+            f"split was not scored. {note[0].upper()}{note[1:]}.")
 
 
 @dataclass
@@ -334,7 +336,7 @@ def _step_publish(run: _Run) -> None:
 
 
 def _step_finish(run: _Run) -> None:
-    reason = kept_search_reason(run.kept, run.metrics) if run.kept else ""
+    reason = kept_search_reason(run.kept, run.metrics, job_id=run.job.pk) if run.kept else ""
     ended = complete(run.job, clf=run.clf, artifact=run.artifact, metrics=run.metrics,
                      kept_reason=reason, digest=run.digest)
     # If the supervisor ended the job first (stall, cancel), this artifact belongs to no
@@ -371,7 +373,7 @@ def _cancelled(run: _Run, exc: Exception) -> _Ending:
 
 def _unavailable(run: _Run, exc: Exception) -> _Ending:
     """The model's weights cannot be had here: its message says why, and a resume may work."""
-    return _Ending(S.FAILED, f"{exc}\nResume: {paths.resume_note(job_id=run.job.pk)}.")
+    return _Ending(S.FAILED, f"{exc}\nResume: {training_job_resume_note(job_id=run.job.pk)}.")
 
 
 def _crashed(run: _Run, exc: Exception) -> _Ending:
@@ -380,7 +382,7 @@ def _crashed(run: _Run, exc: Exception) -> _Ending:
     # The first line stays the error itself (the job page shows only that); what a resume
     # would start from comes right after it, above the traceback.
     first, _, trace = short_traceback(exc).partition("\n")
-    reason = f"{first}\nResume: {paths.resume_note(job_id=run.job.pk)}.\n{trace}"
+    reason = f"{first}\nResume: {training_job_resume_note(job_id=run.job.pk)}.\n{trace}"
     return _Ending(S.FAILED, reason, exit_code=1)
 
 

@@ -28,7 +28,7 @@ PROGRESS_FIELDS = (
     "id", "status", "phase", "progress_percentage", "current_epoch", "total_epochs",
     "current_step", "total_steps", "eta_seconds", "last_loss", "heartbeat_at", "progress_at",
     "reason", "attempt", "cancel_requested", "started_at", "finished_at", "updated_at",
-    "ml_model_id", "ml_model__status",
+    "ml_model_id", "ml_model__status", "ml_model__model_type",
 )
 
 
@@ -50,7 +50,8 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "queue_position": positions.get(job.pk),
         "queue_length": len(positions),
         "model": job.ml_model,
-        "reason_plain": job_reason_plain(status=job.status, reason=job.reason),
+        "reason_plain": job_reason_plain(status=job.status, reason=job.reason,
+                                         model_type=job.ml_model.model_type),
         # Epochs, steps, loss and the presets' knobs mean nothing to a one-pass fit.
         "single_pass": is_single_pass(job.ml_model.model_type),
         "settings_rows": job_settings(model_type=job.ml_model.model_type, config=job.config),
@@ -110,7 +111,8 @@ def progress_payload(row: dict, *, since: int = 0, last: str | None = None) -> d
         "is_resumable": status in TrainingJob.RESUMABLE_STATUSES,
         "is_problem": status in TrainingJob.PROBLEM_STATUSES,
         "reason": row["reason"],
-        "reason_plain": job_reason_plain(status=status, reason=row["reason"]),
+        "reason_plain": job_reason_plain(status=status, reason=row["reason"],
+                                         model_type=row.get("ml_model__model_type") or ""),
         **job_history_window(row.get("metrics_history"), since=since, last=last),
         "updated_at": row["updated_at"].isoformat() if row["updated_at"] else None,
     }

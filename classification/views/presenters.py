@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from classification.engine.registry import REGISTRY
 from classification.engine.schema import ALIASES, SETTINGS
+from classification.jobs.resume_notes import training_job_resume_words
 from classification.models import TrainingJob
 
 # The hints say what happened, never where a resume starts: only the disk knows that, and the
@@ -22,14 +23,24 @@ STATUS_HINTS = {
     "queued": "Waiting for the background worker to pick this job up. If it stays queued, "
     "check that the worker is running (start_m1.sh starts it).",
 }
-# For a reason written without a resume note (an older row, a cancel before the job started).
+# For a reason written without a resume note (an older row, a cancel before the job started),
+# by the kind of model: only a transformer saves checkpoints, and a search keeps its study.
 RESUME_UNKNOWN = "Resume continues from the newest saved checkpoint, or starts over without one."
-# How the reasons name the resume point (classification/paths.py resume_note, and the
+RESUME_UNKNOWN_BY_KIND = {
+    "search": "Resume continues the search's study, keeping its finished trials, or starts the "
+    "search over if none had started.",
+    "baseline": "Resume restarts training from scratch (quick): a one-pass fit keeps no "
+    "checkpoints.",
+    "ensemble": "Resume restarts training from scratch (quick): a one-pass fit keeps no "
+    "checkpoints.",
+    "embedding": "Resume restarts training from scratch: a one-pass fit keeps no checkpoints.",
+}
+# How the reasons name the resume point (classification/paths.py resume_words, and the
 # "Resume: …" line training.py adds to a failure).
 _RESUME_MARKS = ("resume continues", "nothing to resume from", "resume:")
 
 
-def job_reason_plain(*, status: str, reason: str) -> str:
+def job_reason_plain(*, status: str, reason: str, model_type: str = "") -> str:
     hint = STATUS_HINTS.get(status, "")
     if status == "queued":
         return hint
@@ -39,7 +50,8 @@ def job_reason_plain(*, status: str, reason: str) -> str:
     text = " ".join(shown)
     says_resume = any(mark in text.lower() for mark in _RESUME_MARKS)
     resumable = status in ("stalled", "cancelled", "failed")
-    resume = RESUME_UNKNOWN if resumable and not says_resume else ""
+    unknown = RESUME_UNKNOWN_BY_KIND.get(model_kind(model_type), RESUME_UNKNOWN)
+    resume = unknown if resumable and not says_resume else ""
     parts = [hint, f"Reason: {text}" if text and hint else text, resume]
     return " ".join(part for part in parts if part)
 
@@ -47,9 +59,10 @@ def job_reason_plain(*, status: str, reason: str) -> str:
 def resume_banner(*, job: TrainingJob) -> str:
     """What the resume just queued will start from, read from the job row the resume wrote
     (checkpoint_path is the newest complete checkpoint on this node; synced_checkpoint the one
-    on shared storage, which the worker fetches first). The job's log says the same."""
-    if job.ml_model.model_type == "search":
-        return "Resumed: the search continues its study, keeping the trials already run."
+    on shared storage, which the worker fetches first). The job's log says the same: for a
+    search (its study) and a one-pass fit (no checkpoints) in the very words of the reason."""
+    if model_kind(job.ml_model.model_type) != "transformer":
+        return training_job_resume_words(job_id=job.pk).banner
     local = Path(job.checkpoint_path).name if job.checkpoint_path else ""
     shared = job.synced_checkpoint if job.synced_checkpoint.startswith("checkpoint-") else ""
     newest = max([name for name in (local, shared) if name], default="",

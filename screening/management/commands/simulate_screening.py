@@ -10,12 +10,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from dataset_management import selectors as dataset_selectors
 from dataset_management.models import Dataset
-from screening import simulation
+from screening import simulation_runs
+from screening.services import ScreeningError
 
 
 class Command(BaseCommand):
@@ -40,22 +39,14 @@ class Command(BaseCommand):
         dataset = Dataset.objects.filter(pk=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"No dataset {options['dataset']}.")
-        if options["label"] not in (dataset.label_names or []):
-            raise CommandError(f"Dataset {dataset.pk} has no label {options['label']!r}; its "
-                               f"labels: {', '.join(dataset.label_names) or 'none'}.")
-        texts, truth = [], []
-        for row in dataset_selectors.dataset_rows_iter(dataset=dataset, with_record=False):
-            texts.append(f"{row.get('title') or ''}. {row.get('abstract') or ''}")
-            truth.append(int(options["label"] in (row.get("labels") or [])))
-        if not any(truth):
-            raise CommandError(f"No record of dataset {dataset.pk} has {options['label']!r}.")
-        result = simulation.simulate(
-            texts=texts, truth=np.asarray(truth), seeds=options["seeds"],
-            recall_target=options["recall_target"], confidence=options["confidence"],
-            every=options["every"], patience=options["patience"],
-            reviewers=options["reviewers"])
-        result = {"dataset": dataset.pk, "label": options["label"], "records": len(truth),
-                  "relevant": int(sum(truth)), **result}
+        try:
+            result, _curves = simulation_runs.simulation_summary(
+                dataset=dataset, label=options["label"], seeds=options["seeds"],
+                recall_target=options["recall_target"], confidence=options["confidence"],
+                every=options["every"], patience=options["patience"],
+                reviewers=options["reviewers"])
+        except ScreeningError as exc:
+            raise CommandError(str(exc)) from None
         line = json.dumps(result)
         if options["json_out"]:
             Path(options["json_out"]).write_text(line + "\n", encoding="utf-8")
