@@ -12,7 +12,7 @@ PER_PAGE = 100
 
 
 def page_of(items: QuerySet | Sequence[Any], number: str | None, *,
-            per_page: int = PER_PAGE) -> Page:
+            per_page: int | None = None) -> Page:
     """One page of a list (a queryset, or a list already in memory); a bad or too-high number
-    gives the nearest real page."""
-    return Paginator(items, per_page).get_page(number)
+    gives the nearest real page. `per_page` defaults to PER_PAGE as it is when called."""
+    return Paginator(items, per_page or PER_PAGE).get_page(number)

@@ -137,11 +137,15 @@ def articles_read(
     filename: str,
     mapping: ColumnMapping | None = None,
     overrides: dict[str, Any] | None = None,
+    max_rows: int | None = None,
+    max_row_bytes: int | None = None,
 ) -> ArticleStream:
     """Open a file of articles. `mapping` is used as given; without one the columns are
     detected as import detects them, with `overrides` (mapping.OVERRIDE_KEYS) applied.
-    DatasetFileError for a file that cannot be read or that has no text column."""
-    stream = read_records(Path(path), filename=filename)
+    DatasetFileError for a file that cannot be read or that has no text column; the caps are
+    read_records'."""
+    stream = read_records(Path(path), filename=filename, max_rows=max_rows,
+                          max_row_bytes=max_row_bytes)
     try:
         mapping = mapping or mapping_detect_stream(stream=stream, overrides=overrides)
     except BaseException:

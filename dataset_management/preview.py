@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .mapping import label_separator_detect, labels_parse, mapping_detect_stream
-from .readers import ERROR_KEY, read_records
+from .readers import ERROR_KEY, import_caps, read_records
 from .readers.base import cell_text
 from .upload_files import check_size, safe_filename, spool
 
@@ -40,7 +40,7 @@ def dataset_preview(
     with tempfile.TemporaryDirectory(prefix="medlitbot-preview-") as tmp:
         path = Path(tmp) / "upload"
         spool(uploaded_file, path)
-        with read_records(path, filename=filename) as stream:
+        with read_records(path, filename=filename, **import_caps()) as stream:
             mapping = mapping_detect_stream(stream=stream, overrides=mapping_overrides)
             sample = []
             for _, record in stream.records:

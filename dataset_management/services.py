@@ -25,7 +25,7 @@ from projects.services import ProjectError, activity_record, project_personal_id
 from .articles import ArticleStream, articles_read
 from .mapping import ColumnMapping, label_separator_detect, labels_parse
 from .models import Dataset, dataset_upload_path
-from .readers import DatasetFileError
+from .readers import DatasetFileError, import_caps
 from .rows import JSON_COLUMNS, ROWS_SCHEMA, STAGING_SCHEMA, row_json
 from .splitting import DEFAULT_RATIOS, SPLIT_ALIASES, SPLITS, split_assign, split_ratios_validate
 from .upload_files import check_size, safe_filename, spool
@@ -242,7 +242,8 @@ def _who(user: Any) -> str:
 
 def _parse(path: Path, filename: str, overrides: dict[str, Any] | None, staging: Path) -> _Parsed:
     """Pass one: stream records into a staging Parquet file, keeping only per-row facts."""
-    with articles_read(path=path, filename=filename, overrides=overrides) as articles:
+    with articles_read(path=path, filename=filename, overrides=overrides,
+                       **import_caps()) as articles:
         parsed = _Parsed(articles.format, articles.encoding, articles.columns, articles.details,
                          articles.mapping, ReportBuilder(), [], [])
         with pq.ParquetWriter(staging, STAGING_SCHEMA) as writer:

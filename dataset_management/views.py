@@ -21,7 +21,7 @@ from dataset_management.forms import DatasetConfirmForm, DatasetUploadForm
 from dataset_management.mapping import MAPPING_FIELDS, label_missing_warning
 from dataset_management.models import Dataset
 from dataset_management.preview import dataset_preview
-from dataset_management.readers import DatasetFileError
+from dataset_management.readers import DatasetFileError, DatasetOverCapError
 from dataset_management.report import (
     CONFLICTS_PER_PAGE,
     conflict_groups,
@@ -148,16 +148,11 @@ def _preview(request: HttpRequest, *, staging: _Staging, overrides: dict[str, An
             return _disk_full(request, exc, token=staging.token, name=staging.name,
                               description=staging.description)
         except IMPORT_ERRORS as exc:
-            if overrides:  # the column choice is wrong: show what we detect, and why
+            # The column choice is wrong: show what we detect, and why (no choice fixes a cap).
+            if overrides and not isinstance(exc, DatasetOverCapError):
                 return _preview(request, staging=staging, overrides={},
                                 error=f"Those columns do not work: {exc}")
-            upload_discard(owner_id=request.user.pk, token=staging.token)
-            form = DatasetUploadForm(initial={"name": staging.name,
-                                              "description": staging.description})
-            return render(request, "datasets/upload.html", {
-                "form": form, "read_error": str(exc),
-                "max_mb": settings.MAX_UPLOAD_SIZE // 1048576,
-            }, status=400)
+            return _refused(request, staging=staging, reason=str(exc))
     no_label = not preview.mapping.get("label") and not overrides.get("unlabelled")
     return render(request, "datasets/preview.html", {
         "staging": staging, "preview": preview, "error": error,
@@ -169,6 +164,15 @@ def _preview(request: HttpRequest, *, staging: _Staging, overrides: dict[str, An
         "sample_labels": sorted(preview.report.get("label_counts_in_sample", {}).items(),
                                 key=lambda kv: (-kv[1], kv[0])),
     }, status=400 if confirm_form is not None and confirm_form.errors else 200)
+
+
+def _refused(request: HttpRequest, *, staging: _Staging, reason: str) -> HttpResponse:
+    """Back to step 1 with why the file cannot be read; the staged copy goes."""
+    upload_discard(owner_id=request.user.pk, token=staging.token)
+    form = DatasetUploadForm(initial={"name": staging.name, "description": staging.description})
+    return render(request, "datasets/upload.html", {
+        "form": form, "read_error": reason, "max_mb": settings.MAX_UPLOAD_SIZE // 1048576,
+    }, status=400)
 
 
 @login_required
@@ -201,6 +205,8 @@ def dataset_upload_confirm(request: HttpRequest) -> HttpResponse:
         except DiskFull as exc:
             return _disk_full(request, exc, token=staging.token, name=staging.name,
                               description=staging.description)
+        except DatasetOverCapError as exc:  # no column choice fixes it: the staged copy goes
+            return _refused(request, staging=staging, reason=str(exc))
         except IMPORT_ERRORS as exc:
             return _preview(request, staging=staging, overrides=overrides,
                             error=f"The dataset could not be created: {exc}")

@@ -161,6 +161,9 @@ STORAGES = backing.storages_settings(env, shared_url=SHARED_STORAGE_URL)
 
 MAX_UPLOAD_SIZE_MB = env.int("MAX_UPLOAD_SIZE_MB", default=250)
 MAX_UPLOAD_SIZE = MAX_UPLOAD_SIZE_MB * 1024 * 1024
+# An import stops at the first row past either cap, naming it (dataset_management/readers).
+DATASET_MAX_ROWS = env.int("DATASET_MAX_ROWS", default=2_000_000)
+DATASET_MAX_ROW_BYTES = env.int("DATASET_MAX_ROW_BYTES", default=1024 * 1024)
 # POST /api/models/<pk>/predict/ answers inline up to this many texts; more become a batch job
 # on the inference worker (202 + Location), so a web process never classifies for minutes.
 SYNC_PREDICT_MAX_TEXTS = env.int("SYNC_PREDICT_MAX_TEXTS", default=64)

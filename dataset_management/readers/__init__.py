@@ -13,6 +13,7 @@ from .csv_reader import read_csv
 from .encoding import UTF8_BOM, detect_encoding
 from .errors import DatasetFileError
 from .json_reader import read_json, read_jsonl
+from .limits import DatasetOverCapError, import_caps, records_capped
 from .nbib import read_nbib
 from .ris import read_ris
 from .xlsx import read_xlsx
@@ -22,8 +23,10 @@ __all__ = [
     "FORMATS_SENTENCE",
     "MAX_FIELD_CHARS",
     "DatasetFileError",
+    "DatasetOverCapError",
     "Record",
     "RecordStream",
+    "import_caps",
     "read_records",
     "sniff_format",
 ]
@@ -90,11 +93,25 @@ def _refuse_xml(text: bytes, *, ext: str) -> None:
         raise DatasetFileError(XML_REFUSED)
 
 
-def read_records(path: str | Path, *, filename: str) -> RecordStream:
-    """Open `path` (uploaded as `filename`) and stream its records; DatasetFileError if not."""
+def read_records(
+    path: str | Path, *, filename: str, max_rows: int | None = None,
+    max_row_bytes: int | None = None,
+) -> RecordStream:
+    """Open `path` (uploaded as `filename`) and stream its records; DatasetFileError if not.
+
+    With `max_rows` or `max_row_bytes` (an import's, from import_caps()), the stream stops with
+    DatasetOverCapError at the first record past either."""
     path = Path(path)
     if path.stat().st_size == 0:
         raise DatasetFileError("The file is empty.")
+    stream = _open_stream(path, filename=filename)
+    if max_rows is not None or max_row_bytes is not None:
+        stream.records = records_capped(stream.records, file_format=stream.format,
+                                        max_rows=max_rows, max_row_bytes=max_row_bytes)
+    return stream
+
+
+def _open_stream(path: Path, *, filename: str) -> RecordStream:
     fmt = sniff_format(path, filename=filename)
     if fmt == "xlsx":
         return read_xlsx(path)
