@@ -24,6 +24,7 @@ from classification.models import BatchJob, MLModel, TrainingJob
 from classification.review.models import ReviewItem
 from dataset_management.models import Dataset
 from projects import services as project_services
+from screening.models import ScreeningSession, SimulationRun
 
 SECRET = "zeta"  # in every name the victim's rows carry; never in an answer to the intruder
 # Routes whose parameters are not object ids: admin (staff only, by Django), a password-reset
@@ -48,7 +49,7 @@ def _fill(route: str, ids: dict[str, Any]) -> str:
         match = PARAM.fullmatch(piece)
         if match:
             name = next(g for g in match.groups() if g)
-            key = name if name in ("row", "user_id", "invitation_id") else last
+            key = name if name in ("row", "user_id", "invitation_id", "fmt", "action") else last
             if key not in ids:
                 raise AssertionError(f"No victim id for {name!r} after {last!r} in {route}")
             piece = str(ids[key])
@@ -73,9 +74,14 @@ def victim_ids(db: None) -> dict[str, Any]:
     invitation, _ = project_services.invitation_create(user=alice, project=project,
                                                        role="viewer", email="zeta@example.org")
     token, _ = token_create(user=alice, name="Zeta token")
+    session = ScreeningSession.objects.create(project=project, dataset=dataset,
+                                              name="Zeta screening", labels=["zeta_label"])
+    simulation = SimulationRun.objects.create(dataset=dataset, label="zeta_label")
+    # fmt and action are not ids: the first of their kind, so the view reaches its lookup.
     return {"datasets": dataset.pk, "models": model.pk, "jobs": job.pk, "batches": batch.pk.hex,
             "projects": project.pk, "tokens": token.pk, "row": 1, "user_id": alice.pk,
-            "invitation_id": invitation.pk}
+            "invitation_id": invitation.pk, "screening": session.pk,
+            "simulations": simulation.pk, "fmt": "csv", "action": "resolve"}
 
 
 @pytest.fixture
