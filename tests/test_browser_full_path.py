@@ -78,6 +78,8 @@ def test_upload_train_watch_and_classify(app_server, start_worker, chromium_brow
     page.set_input_files("#id_file", str(DEMO))
     page.fill("#id_name", "Demo slice")
     page.click("button:has-text('Upload and preview')")
+    # The form is sent by XMLHttpRequest (its progress bar): the preview replaces the page after.
+    page.wait_for_selector("h1:text-is('Check your dataset')", timeout=60_000)
     assert page.inner_text("h1") == "Check your dataset"
     assert page.input_value("#map_label") == "group"
     assert "multi-label" in page.inner_text("#validation-report")

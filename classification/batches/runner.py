@@ -295,6 +295,8 @@ def batch_job_run(*, batch_id: uuid.UUID | str) -> str | None:
         resume = _resume_point(batch, folder=folder, parts=parts)
         _classify(batch=batch, source=source, parts=parts, progress=progress, resume=resume)
         result = _results_publish(folder=folder, parts=parts)
+        # Before the row says "completed": whoever sees it finished finds only the results.
+        _leftovers_discard(batch, folder=folder, parts=parts, source=source)
         ended = batch_job_finish(
             batch_id=batch.pk, target=S.COMPLETED, total=progress.total,
             processed=progress.processed, skipped=progress.skipped,
@@ -304,7 +306,13 @@ def batch_job_run(*, batch_id: uuid.UUID | str) -> str | None:
     except Exception as exc:
         return _stopped(batch, exc=exc, progress=progress)
     finally:
-        if source is not None:
-            source.unlink(missing_ok=True)
-        storage.input_discard(batch.input_path)
-        checkpoint.checkpoint_discard(folder=folder, parts=parts)
+        _leftovers_discard(batch, folder=folder, parts=parts, source=source)
+
+
+def _leftovers_discard(batch: BatchJob, *, folder: Path, parts: tuple[Path, Path],
+                       source: Path | None) -> None:
+    """The local copy, the upload and the checkpoint: none outlives its batch (idempotent)."""
+    if source is not None:
+        source.unlink(missing_ok=True)
+    storage.input_discard(batch.input_path)
+    checkpoint.checkpoint_discard(folder=folder, parts=parts)
