@@ -23,13 +23,14 @@ def test_the_second_reviewer_gets_the_record_without_the_first_ones_decision(tea
     session = _session(team)
     first = selectors.record_next(user=team.reviewer, session=session)
     services.decision_record(user=team.reviewer, record=first, values={"oncological": "yes"},
-                             note="tumour")
+                             note="rita-private-note")
     seen = selectors.record_next(user=team.reviewer2, session=session)
     assert seen == first  # the ranking's first record still needs its second reviewer
     payload = selectors.record_payload(record=seen, user=team.reviewer2)
     assert payload["mine"] == {}
     assert payload["note"] == ""
-    assert "tumour" not in str(payload)
+    # A word no record's text holds: the payload must carry nothing of the first decision.
+    assert "rita-private-note" not in str(payload)
     # the first reviewer moves on to another record
     assert selectors.record_next(user=team.reviewer, session=session) != first
 
