@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 
+from classification.engine.types import article_text
 from core.queueing import task_send_on_commit
 from screening import ranker
 from screening.models import Record, ScreeningSession
@@ -90,7 +91,7 @@ def _refresh(session: ScreeningSession) -> None:
         raise RuntimeError("injected fault raise_in_ranker")
     rows = list(session.records.order_by("position").values_list(
         "pk", "title", "abstract", "final", "done", "scores"))
-    features = ranker.features_fit(texts=[f"{r[1]}. {r[2]}" for r in rows])
+    features = ranker.features_fit(texts=[article_text(r[1], r[2]) for r in rows])
     fresh: dict[str, Any] = {}
     for label in session.labels:
         decided = [i for i, r in enumerate(rows) if r[3].get(label) in ("yes", "no")]

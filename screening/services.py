@@ -14,6 +14,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from classification import services as classification_services
+from classification.engine.types import article_text
 from dataset_management import selectors as dataset_selectors
 from projects import policy
 from projects.services import activity_record
@@ -104,7 +105,7 @@ def _starting_scores(model: Any, rows: list[dict[str, Any]],
                      labels: list[str]) -> list[dict[str, float]] | None:
     if model is None:
         return None
-    texts = [f"{r['title']}. {r['abstract']}".strip() or "(empty)" for r in rows]
+    texts = [article_text(r["title"], r["abstract"]) or "(empty)" for r in rows]
     try:
         predictions = classification_services.mlmodel_predict(ml_model=model, texts=texts,
                                                               fast=True)

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from classification.engine.types import article_text
 from core.queueing import task_send_on_commit
 from dataset_management import selectors as dataset_selectors
 from projects import policy
@@ -50,7 +51,7 @@ def simulation_collection(*, dataset: Any, label: str) -> tuple[list[str], np.nd
         raise ScreeningError(f"Dataset “{dataset.name}” has no rows to replay.")
     texts, truth = [], []
     for row in dataset_selectors.dataset_rows_iter(dataset=dataset, with_record=False):
-        texts.append(f"{row.get('title') or ''}. {row.get('abstract') or ''}")
+        texts.append(article_text(row.get("title"), row.get("abstract")))
         truth.append(int(label in (row.get("labels") or [])))
     if not any(truth) or all(truth):
         raise ScreeningError(
