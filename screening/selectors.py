@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from typing import Any
 
 from django.db.models import Exists, OuterRef, QuerySet
 
+from classification.batches import selectors as batch_selectors
+from classification.models import BatchJob
 from projects import policy
 from screening import agreement, stopping
 from screening.models import Decision, Record, Resolution, ScreeningSession, SimulationRun
@@ -14,6 +17,12 @@ from screening.models import Decision, Record, Resolution, ScreeningSession, Sim
 
 def session_list(*, user: Any, project: Any = None) -> QuerySet[ScreeningSession]:
     return policy.scope(ScreeningSession.objects.all(), user=user, project=project)
+
+
+def collection_batches(*, user: Any, project: Any = None) -> QuerySet[BatchJob]:
+    """The finished batches a session may screen: completed ones in the user's projects."""
+    return batch_selectors.batch_job_list(user=user, project=project).filter(
+        status=BatchJob.Status.COMPLETED)
 
 
 def session_get(*, user: Any, pk: Any, action: str = policy.Action.VIEW) -> ScreeningSession:
@@ -51,17 +60,18 @@ def record_final_values(*, record: Record, session: ScreeningSession) -> dict[st
 
 
 def record_next(*, user: Any, session: ScreeningSession,
-                exclude: int | None = None) -> Record | None:
+                exclude: Collection[int] = ()) -> Record | None:
     """The next record this reviewer should read, from the stored ranking only.
 
     Skips records they decided and records that have their N reviewers; in the sampling phase
     the random order. Records they called unsure come back once nothing else is left. `exclude`
-    is the record on screen (the page prefetches the one after it).
+    holds the record on screen and those whose answers are still on their way: the page
+    prefetches the one after them, and must never be handed back one it has just answered.
     """
     mine = Decision.objects.filter(record=OuterRef("pk"), reviewer=user)
     undone = Record.objects.filter(session=session, done=False)
-    if exclude is not None:
-        undone = undone.exclude(pk=exclude)
+    if exclude:
+        undone = undone.exclude(pk__in=list(exclude))
     order = (("sample_order",) if session.phase == ScreeningSession.Phase.SAMPLING
              else ("-priority", "position"))
     fresh = (undone.filter(reviewer_count__lt=session.reviewers_per_record)
@@ -112,7 +122,8 @@ def agreement_table(*, session: ScreeningSession) -> list[dict[str, Any]]:
     for label in session.labels:
         pairs = [(a[1], b[1]) for (rec, la), values in said.items() if la == label
                  and len(values) >= 2 for a, b in [sorted(values)[:2]]]
-        table.append({"label": label, **agreement.agreement(pairs=pairs)})
+        row = agreement.agreement(pairs=pairs)
+        table.append({"label": label, **row, "kappa_display": agreement.kappa_display(row)})
     return table
 
 
@@ -157,7 +168,12 @@ def session_summary(*, session: ScreeningSession) -> dict[str, Any]:
         "reviewers_per_record": session.reviewers_per_record,
         "ranking_refreshed_at": (session.ranking_refreshed_at.isoformat()
                                  if session.ranking_refreshed_at else None),
+        "collection": {"source": session.source, "name": session.collection_name,
+                       "dataset": session.dataset_id,
+                       "batch": session.batch_id.hex if session.batch_id else None},
         "ranker_running": session.ranker_running_since is not None,
+        # The starting model's scores are on their way (a job on the inference worker).
+        "starting_scoring": session.starting_pending,
         "ranker_error": session.ranker_error,
         "agreement": agreement_table(session=session),
         "stopping": stopping_table(session=session),

@@ -31,6 +31,7 @@ from screening.forms import SessionForm, SimulationForm
 EXPORTS = {"csv": (export.export_csv, "text/csv"), "ris": (export.export_ris,
            "application/x-research-info-systems"),
            "jsonl": (export.export_jsonl, "application/x-ndjson")}
+MAX_EXCLUDED = 50
 
 
 @login_required
@@ -99,9 +100,10 @@ def _former_reviewer(view: Any) -> Any:
 @_former_reviewer
 def next_json(request: HttpRequest, pk: int) -> JsonResponse:
     session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.SCREEN)
-    exclude = request.GET.get("exclude")
-    record = selectors.record_next(user=request.user, session=session,
-                                   exclude=int(exclude) if exclude and exclude.isdigit() else None)
+    # The record on screen and the answers still in flight: a handful, never a long list.
+    exclude = [int(x) for x in request.GET.get("exclude", "").split(",")[:MAX_EXCLUDED]
+               if x.isdigit()]
+    record = selectors.record_next(user=request.user, session=session, exclude=exclude)
     if record is None:
         return JsonResponse({"record": None, "phase": session.phase})
     return JsonResponse({"record": selectors.record_payload(record=record, user=request.user),

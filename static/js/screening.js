@@ -26,24 +26,38 @@
     var labels = root.getAttribute("data-labels").split("|");
     var nextUrl = root.getAttribute("data-next-url");
     var decideUrl = root.getAttribute("data-decide-url");
-    var current = null, upcoming = null, answers = {}, at = 0, prefetching = null;
+    var current = null, upcoming = null, answers = {}, at = 0, finished = false;
+    // Answers on their way to the server, by record id: the next record asked for must not be
+    // one of them, or a slow save would hand the reviewer back the record just answered.
+    var inFlight = {}, saving = Promise.resolve(), asked = 0;
     var error = document.getElementById("screen-error");
 
     function fail(exc) {
       error.hidden = false; error.textContent = exc.message;
     }
 
-    function prefetch() {
-      var url = nextUrl + (current ? "?exclude=" + current.id : "");
-      prefetching = getJSON(url).then(function (d) { upcoming = d.record; prefetching = null; return d.record; },
-                                      function (exc) { prefetching = null; fail(exc); });
-      return prefetching;
+    function excluded() {
+      var ids = Object.keys(inFlight);
+      if (current) ids.push(String(current.id));
+      return ids.length ? "?exclude=" + ids.join(",") : "";
+    }
+
+    // Asks for the record after the one on screen (or for the one to show, when none is). Only
+    // the newest question's answer counts: an older one may name a record answered since.
+    function fetchNext() {
+      var ticket = ++asked;
+      return getJSON(nextUrl + excluded()).then(function (d) {
+        if (ticket !== asked) return;
+        var record = d.record && !inFlight[d.record.id] ? d.record : null;
+        if (current) { upcoming = record && record.id !== current.id ? record : null; return; }
+        if (record) { show(record); fetchNext(); return; }
+        finished = Object.keys(inFlight).length === 0; draw();
+      }, fail);
     }
 
     function draw() {
-      var done = document.getElementById("screen-done");
       document.getElementById("record").hidden = !current;
-      done.hidden = !!current;
+      document.getElementById("screen-done").hidden = !!current || !finished;
       if (!current) return;
       document.getElementById("record-position").textContent = "Record " + current.position + (current.ext_id ? " · " + current.ext_id : "");
       document.getElementById("record-title").textContent = current.title;
@@ -79,11 +93,14 @@
 
     function advance() {
       var values = answers, note = document.getElementById("record-note").value, decided = current;
-      if (upcoming && upcoming.id !== decided.id) { show(upcoming); } else { current = null; draw(); }
+      inFlight[decided.id] = true;
+      if (upcoming) { show(upcoming); } else { current = null; draw(); }
       upcoming = null;
-      save(decided, values, note).then(function () {
-        if (!current) { return getJSON(nextUrl).then(function (d) { show(d.record); prefetch(); }, fail); }
-        return prefetch();
+      fetchNext();
+      // One save at a time, in the order answered.
+      saving = saving.then(function () { return save(decided, values, note); }).then(function () {
+        delete inFlight[decided.id];
+        if (!current || !upcoming) return fetchNext();
       });
     }
 
@@ -105,7 +122,7 @@
       }
     });
 
-    getJSON(nextUrl).then(function (d) { show(d.record); prefetch(); }, fail);
+    fetchNext();
   }
 
   function sessionPanel(panel) {
