@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from api.serializers import UploadField
 from classification.batches.selectors import batch_job_progress
+from classification.mlmodels.prediction import mlmodel_calibrated_by_id
 from classification.models import BatchJob
 from dataset_management.readers import FORMATS_SENTENCE
 
@@ -43,6 +44,11 @@ class BatchSerializer(serializers.ModelSerializer):
     result_url = serializers.SerializerMethodField(
         help_text="The CSV of predictions, once the status is completed; null before.",
     )
+    calibrated = serializers.SerializerMethodField(
+        help_text="True: the `p_<label>` probabilities in its results are calibrated on the "
+        "model's validation split, so 0.9 means right about 9 times in 10. False: the model "
+        "was saved before calibration existed, or trained with calibration `none`.",
+    )
 
     class Meta:
         model = BatchJob
@@ -50,7 +56,7 @@ class BatchSerializer(serializers.ModelSerializer):
             "id", "project", "model_id", "model_name", "status", "status_display", "phase_display",
             "filename", "total", "processed", "skipped", "progress", "eta_seconds", "is_active",
             "cancel_requested", "reason", "created_at", "started_at", "finished_at",
-            "updated_at", "url", "result_url",
+            "updated_at", "url", "result_url", "calibrated",
         ]
         read_only_fields = fields
         extra_kwargs = {
@@ -76,6 +82,13 @@ class BatchSerializer(serializers.ModelSerializer):
 
     def get_url(self, obj: BatchJob) -> str:
         return reverse("api:batch_detail", args=[obj.pk.hex])
+
+    def get_calibrated(self, obj: BatchJob) -> bool:
+        # One query per model seen on this page, not per batch.
+        cache = self.context.setdefault("_calibrated", {})
+        if obj.ml_model_id not in cache:
+            cache.update(mlmodel_calibrated_by_id(ml_model_ids={obj.ml_model_id}))
+        return cache[obj.ml_model_id]
 
     def get_result_url(self, obj: BatchJob) -> str | None:
         if obj.status != BatchJob.Status.COMPLETED:

@@ -22,6 +22,8 @@ ENDPOINTS = [
     ("model_ensemble", "POST member_ids (trained models of one dataset) to combine them"),
     ("job_list", "training jobs; POST to train a model"),
     ("batch_list", "batch classifications; POST a file to /api/models/<id>/batches/"),
+    ("search_list", "saved PubMed searches; POST one to save it, POST "
+                    "/api/searches/<id>/runs/ to run it (docs/literature.md)"),
     ("schema", "the OpenAPI schema"),
     ("docs", "interactive documentation (Swagger UI)"),
 ]

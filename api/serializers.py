@@ -363,6 +363,12 @@ class PredictInputSerializer(serializers.Serializer):
                                   help_text="Many texts (up to 1000).")
     articles = ArticleSerializer(many=True, required=False,
                                  help_text="Title + abstract pairs (up to 1000).")
+    threshold = serializers.ChoiceField(
+        choices=["f1", "recall"], default="f1",
+        help_text="Which per-label thresholds decide the labels: `f1` (tuned for each label's "
+        "F1 on validation) or `recall` (set for the model's recall target on validation, "
+        "0.95 unless trained otherwise: every label reaching its threshold, so more labels). "
+        "`recall` is answered inline only, up to SYNC_PREDICT_MAX_TEXTS texts.")
 
     def validate_articles(self, value: list[dict]) -> list[dict]:
         if len(value) > 1000:
@@ -401,4 +407,10 @@ class PredictionSerializer(serializers.Serializer):
 
 class PredictOutputSerializer(serializers.Serializer):
     model_id = serializers.IntegerField()
+    calibrated = serializers.BooleanField(
+        help_text="True: the probabilities were recalibrated on the validation split "
+        "(temperature or isotonic scaling), so 0.9 means right about 9 times in 10. False: a "
+        "model saved before calibration existed, or trained with calibration `none`.")
+    threshold = serializers.CharField(help_text="The thresholds that chose the labels: "
+                                      "`f1` or `recall`.")
     predictions = PredictionSerializer(many=True, help_text="One per text, in the input order.")

@@ -1,10 +1,11 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from api import batches, ensembles, explain, projects, review, views
+from api import batches, ensembles, evaluations, explain, imports, projects, review, views
 from api.auth import TokenObtainApi
 from api.index import ApiIndex
 from api.token_api import TokenDetailApi, TokenListCreateApi
+from literature import api as literature_api
 from screening import api as screening_api
 
 app_name = "api"
@@ -15,6 +16,9 @@ urlpatterns = [
     path("tokens/<int:pk>/", TokenDetailApi.as_view(), name="token_detail"),
     path("datasets/", views.DatasetListCreateApi.as_view(), name="dataset_list"),
     path("datasets/<int:pk>/", views.DatasetDetailApi.as_view(), name="dataset_detail"),
+    path("datasets/imports/<int:pk>/", imports.ImportJobDetailApi.as_view(), name="dataset_import"),
+    path("datasets/imports/<int:pk>/cancel/", imports.ImportJobCancelApi.as_view(),
+         name="dataset_import_cancel"),
     path("models/", views.ModelListCreateApi.as_view(), name="model_list"),
     path("models/ensemble/", ensembles.EnsembleCreateApi.as_view(), name="model_ensemble"),
     path("models/<int:pk>/", views.ModelDetailApi.as_view(), name="model_detail"),
@@ -22,6 +26,12 @@ urlpatterns = [
     path("models/<int:pk>/predict/", views.ModelPredictApi.as_view(), name="model_predict"),
     path("models/<int:pk>/explain/", explain.ModelExplainApi.as_view(), name="model_explain"),
     path("models/<int:pk>/batches/", batches.ModelBatchCreateApi.as_view(), name="model_batches"),
+    path("models/<int:pk>/evaluations/", evaluations.ModelEvaluationsApi.as_view(),
+         name="model_evaluations"),
+    re_path(r"^evaluations/(?P<job_id>[0-9a-f]{32})/$", evaluations.EvaluationDetailApi.as_view(),
+            name="evaluation_detail"),
+    re_path(r"^evaluations/(?P<job_id>[0-9a-f]{32})/cancel/$",
+            evaluations.EvaluationCancelApi.as_view(), name="evaluation_cancel"),
     path("batches/", batches.BatchListApi.as_view(), name="batch_list"),
     # Batch ids are UUIDs written as 32 hex characters, as in the web pages' URLs.
     re_path(r"^batches/(?P<batch_id>[0-9a-f]{32})/$", batches.BatchDetailApi.as_view(),
@@ -32,6 +42,7 @@ urlpatterns = [
             name="batch_result"),
     *review.urlpatterns,
     *screening_api.urlpatterns,
+    *literature_api.urlpatterns,
     *projects.urlpatterns,
     path("jobs/", views.JobListCreateApi.as_view(), name="job_list"),
     path("jobs/<int:pk>/", views.JobStatusApi.as_view(), name="job_status"),

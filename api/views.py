@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api import batch_serializers, docs
+from api import imports as imports_api
 from api import serializers as s
 from api.batches import batch_accepted
 from api.ownership import (
@@ -30,7 +31,9 @@ from api.ownership import (
 from api.presenters import model_headline_annotations
 from classification import ml_models, services
 from classification.batches import services as batch_services
+from classification.mlmodels.prediction import mlmodel_calibrated
 from classification.models import MLModel, TrainingJob
+from dataset_management import imports as dataset_imports
 from dataset_management import selectors as dataset_selectors
 from dataset_management import services as dataset_services
 from dataset_management.models import Dataset
@@ -78,10 +81,11 @@ def _dataset_context(request: Request) -> dict:
 
 class DatasetListCreateApi(generics.ListAPIView):
     """The datasets of your projects, newest first (`?project=` narrows to one); POST a file
-    (multipart) to import one, into `project` or else your personal project.
+    (multipart) to import one, into `project` or else your personal project: a worker reads
+    it, so the answer is a 202 with the import to follow (`/api/datasets/imports/<id>/`).
 
-    A dataset has the same keys here, in its detail and in the 201 of an upload; `report` is
-    added by `?expand=report` on any of them.
+    A dataset has the same keys here and in its detail; `report` is added by
+    `?expand=report` on either.
     """
 
     serializer_class = s.DatasetSerializer
@@ -101,11 +105,13 @@ class DatasetListCreateApi(generics.ListAPIView):
     def get(self, request: Request, *args, **kwargs) -> Response:
         return super().get(request, *args, **kwargs)
 
-    @extend_schema(request=s.DatasetUploadSerializer, responses={201: s.DatasetSerializer},
-                   parameters=[_expand_parameter(DATASET_EXPAND)],
+    @extend_schema(request=s.DatasetUploadSerializer,
+                   responses={202: imports_api.ImportJobSerializer},
                    examples=docs.DATASET_UPLOAD_EXAMPLES)
     def post(self, request: Request) -> Response:
-        context = _dataset_context(request)
+        """Store the file and queue its import (202 + Location: poll the import until it
+        ends, then read its dataset); a file refused at once (its first rows, a duplicate) is
+        a 400."""
         data = s.DatasetUploadSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         uploaded = data.validated_data["file"]
@@ -119,7 +125,7 @@ class DatasetListCreateApi(generics.ListAPIView):
         if data.validated_data.get("split_ratios"):
             kwargs["split_ratios"] = tuple(data.validated_data["split_ratios"])
         try:
-            dataset = dataset_services.dataset_create_from_upload(
+            job = dataset_imports.import_job_create(
                 owner=request.user,
                 project=project,
                 uploaded_file=uploaded,
@@ -131,9 +137,7 @@ class DatasetListCreateApi(generics.ListAPIView):
             )
         except (DatasetFileError, ValueError) as exc:
             raise ValidationError({"file": [str(exc)]}) from exc
-        return Response(s.DatasetSerializer(dataset, context=context).data,
-                        status=status.HTTP_201_CREATED,
-                        headers={"Location": _location(request, "api:dataset_detail", dataset.pk)})
+        return imports_api.import_accepted(request, job)
 
 
 def _upload_project(request: Request, project_id: int | None) -> Project:
@@ -272,15 +276,23 @@ class ModelPredictApi(APIView):
         data = s.PredictInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         texts = data.texts_to_classify()
+        threshold = data.validated_data["threshold"]
         if len(texts) > settings.SYNC_PREDICT_MAX_TEXTS:
+            if threshold != "f1":
+                raise ValidationError({"threshold": [
+                    f"threshold=recall is answered inline only: send at most "
+                    f"{settings.SYNC_PREDICT_MAX_TEXTS} texts (SYNC_PREDICT_MAX_TEXTS) per "
+                    f"request, or leave threshold at f1 for a batch."]})
             return self._as_batch(request, model, data, texts)
         try:
-            predictions = services.mlmodel_predict(ml_model=model, texts=texts)
+            predictions = services.mlmodel_predict(ml_model=model, texts=texts,
+                                                   threshold=threshold)
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
-        return Response(s.PredictOutputSerializer(
-            {"model_id": model.pk, "predictions": predictions}
-        ).data)
+        return Response(s.PredictOutputSerializer({
+            "model_id": model.pk, "predictions": predictions, "threshold": threshold,
+            "calibrated": mlmodel_calibrated(ml_model=model),
+        }).data)
 
     def _as_batch(self, request: Request, model: MLModel, data: s.PredictInputSerializer,
                   texts: list[str]) -> Response:

@@ -42,6 +42,15 @@ def dead_batches_reap() -> str:
     return f"{len(ended)} batch(es) whose worker is gone resumed or failed" if ended else ""
 
 
+def dead_evaluations_fail() -> str:
+    from classification.mlmodels.evaluation_maintenance import evaluation_jobs_reap
+
+    # Like a batch: progress is written about once a second, so five minutes of silence means
+    # the worker is gone. Kept files past a day are removed here too.
+    ended = evaluation_jobs_reap(stale_seconds=300)
+    return f"{len(ended)} evaluation(s) whose worker or message is gone failed" if ended else ""
+
+
 def leftover_checkpoints_remove() -> str:
     from classification.jobs.cleanup import training_job_dirs_sweep
 
@@ -124,12 +133,19 @@ def batch_task_describe(args: list[Any], kwargs: dict[str, Any]) -> str:
     return f"batch {str(batch)[:8]}".strip()
 
 
+def evaluation_task_describe(args: list[Any], kwargs: dict[str, Any]) -> str:
+    job = kwargs.get("job_id") or (args[0] if args else "")
+    return f"evaluation {str(job)[:8]}".strip()
+
+
 def register() -> None:
     registry.maintenance_step_register(
         name="stuck_training_jobs", func=stuck_training_jobs_end, order=10)
     registry.maintenance_step_register(name="dead_batches", func=dead_batches_reap, order=20)
     registry.maintenance_step_register(
         name="leftover_checkpoints", func=leftover_checkpoints_remove, order=30)
+    registry.maintenance_step_register(
+        name="dead_evaluations", func=dead_evaluations_fail, order=25)
     registry.metrics_collector_register(name="jobs", func=training_jobs_read, order=10)
     registry.metrics_collector_register(
         name="job_durations", func=training_job_durations_read, order=20)
@@ -137,3 +153,5 @@ def register() -> None:
         task_name="classification.tasks.start_model_training", func=training_task_describe)
     registry.task_describer_register(
         task_name="classification.tasks.batch_job_run", func=batch_task_describe)
+    registry.task_describer_register(
+        task_name="classification.tasks.evaluation_job_run", func=evaluation_task_describe)

@@ -220,6 +220,9 @@ class TrainingJob(models.Model):
     synced_checkpoint = models.CharField(max_length=100, blank=True)
     synced_checkpoint_digest = models.CharField(max_length=64, blank=True)
     attempt = models.PositiveIntegerField(default=1)
+    # Wall time the earlier attempts ran (claim to end), added at each resume: a search's time
+    # budget counts it, so Cancel and Resume never hand a search extra time.
+    spent_seconds = models.FloatField(default=0.0)
 
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -427,4 +430,6 @@ class StatusChange(models.Model):
 
 
 # Review models live in their own package but belong to this app (and its migrations).
+# So does the evaluation job (classification/mlmodels/evaluation_model.py).
+from classification.mlmodels.evaluation_model import EvaluationJob  # noqa: E402, F401
 from classification.review.models import ReviewItem, ReviewRound  # noqa: E402, F401

@@ -26,14 +26,28 @@ from classification.jobs.reaper import (
 from classification.jobs.supervisor import training_job_run
 from classification.mlmodels.deletion import mlmodel_delete
 from classification.mlmodels.evaluation import mlmodel_evaluation_columns
-from classification.mlmodels.prediction import (
+from classification.mlmodels.evaluation_jobs import (
+    EVALUATION_TASK,
+    EvaluationError,
+    evaluation_job_cancel,
+    evaluation_job_create,
+    evaluation_job_rerun,
+    evaluation_job_run,
+)
+from classification.mlmodels.evaluation_scoring import (
     mlmodel_evaluate_file,
     mlmodel_evaluate_upload,
-    mlmodel_predict,
 )
+from classification.mlmodels.prediction import mlmodel_predict
 
 __all__ = [
+    "EVALUATION_TASK",
     "TRAINING_TASK",
+    "EvaluationError",
+    "evaluation_job_cancel",
+    "evaluation_job_create",
+    "evaluation_job_rerun",
+    "evaluation_job_run",
     "mlmodel_default_name",
     "mlmodel_delete",
     "mlmodel_evaluate_file",

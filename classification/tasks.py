@@ -62,3 +62,11 @@ def reconcile_batches_on_worker_start(sender: Any = None, **kwargs: Any) -> None
         batch_services.batch_jobs_reconcile_on_worker_start()
     except Exception:  # a reconciliation bug must never stop the worker from starting
         logger.exception("reconciling batches at worker start failed")
+
+
+# Acked on receipt, like batches: an evaluation whose worker dies is failed by the maintenance
+# sweep (evaluating again is cheap), never run twice by a redelivery.
+@shared_task(name=services.EVALUATION_TASK, ignore_result=True, acks_late=False)
+def evaluation_job_run(job_id: str) -> str | None:
+    """Score one queued evaluation on the inference worker (routed by CELERY_TASK_ROUTES)."""
+    return services.evaluation_job_run(job_id=job_id)

@@ -9,6 +9,14 @@ def abandoned_staged_uploads_remove() -> str:
     return f"{removed} abandoned staged upload(s) removed" if removed else ""
 
 
+def stale_imports_fail() -> str:
+    """Beat's maintenance step (core.registry) for imports whose worker died or whose message
+    the broker lost."""
+    from dataset_management.imports import import_jobs_fail_stale
+
+    return import_jobs_fail_stale()
+
+
 class DatasetManagementConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "dataset_management"
@@ -19,4 +27,7 @@ class DatasetManagementConfig(AppConfig):
 
         registry.maintenance_step_register(
             name="abandoned_staged_uploads", func=abandoned_staged_uploads_remove, order=40
+        )
+        registry.maintenance_step_register(
+            name="stale_dataset_imports", func=stale_imports_fail, order=45
         )

@@ -156,6 +156,12 @@ def dataset_csv_row(item: dict[str, Any], *, identifier_kinds: list[str]) -> lis
             item["labels"], item["split"]]
 
 
+def identifier_kinds_kept(*, kinds: Iterable[str], source_format: str) -> list[str]:
+    """The identifier kinds found, plus those the format's exports always keep, in ID_ORDER."""
+    wanted = {*kinds, *KEPT_IDENTIFIERS.get(source_format, ())}
+    return [kind for kind in ID_ORDER if kind in wanted]
+
+
 def item_id(item: dict[str, Any]) -> str:
     identifiers = item.get("identifiers") or {}
     return next((identifiers[k] for k in ID_ORDER if identifiers.get(k)), "")
@@ -164,7 +170,10 @@ def item_id(item: dict[str, Any]) -> str:
 # Formats whose records are rows: every original column travels by its own name. The others
 # (RIS, MEDLINE) have tags, not columns: their identifiers and citation travel as columns, and
 # the RIS and JSON Lines downloads give the whole record back.
-_FLAT_FORMATS = {"csv", "tsv", "xlsx", "json", "jsonl"}
+_FLAT_FORMATS = {"csv", "tsv", "xlsx", "json", "jsonl", "pubmed_xml"}
+# Identifier columns a format's exports always have, even when no row holds one (a PubMed XML
+# export without a single DOI still has its doi column, so a merge by column does not break).
+KEPT_IDENTIFIERS = {"pubmed_xml": ("pmid", "doi")}
 # The identifier kinds as columns of a flat result; "id" is the contract's first-found id.
 _ID_COLUMNS = {"pmid": "pmid", "doi": "doi", "pmcid": "pmcid", "accession": "accession",
                "id": "record_id"}
@@ -306,6 +315,7 @@ def ris_reference(item: dict[str, Any], *, prefix: str,
 def _ris_made(item: dict[str, Any]) -> dict[str, Any]:
     ids = item.get("identifiers") or {}
     fields = (item.get("record") or {}) if item.get("source_format") == "nbib" else {}
+    pubmed = (item.get("record") or {}) if item.get("source_format") == "pubmed_xml" else {}
     reference: dict[str, Any] = {"type_of_reference": "JOUR"}
     candidates = {
         "title": item.get("title"), "authors": item.get("authors"), "year": item.get("year"),
@@ -318,7 +328,8 @@ def _ris_made(item: dict[str, Any]) -> dict[str, Any]:
         "accession_number": ids.get("pmid"),
         "name_of_database": "PubMed" if ids.get("pmid") else None,
         "id": ids.get("id") or ids.get("pmid"), "custom2": ids.get("pmcid"),
-        "keywords": [*fields.get("MH", ()), *fields.get("OT", ())],
+        "keywords": [*fields.get("MH", ()), *fields.get("OT", ()), *pubmed.get("mesh", ()),
+                     *pubmed.get("keywords", ())],
     }
     for name, value in candidates.items():
         if value:
@@ -372,7 +383,8 @@ def dataset_export(*, dataset: Any, fmt: str, prefix: str) -> Export:
     rows = dataset_rows_iter(dataset=dataset, with_record=fmt != "csv")
     items = (dataset_item(row, source_format=dataset.file_format) for row in rows)
     if fmt == "csv":
-        kinds = dataset_identifier_kinds(dataset=dataset)
+        kinds = identifier_kinds_kept(kinds=dataset_identifier_kinds(dataset=dataset),
+                                      source_format=dataset.file_format)
         chunks = csv_chunks(itertools.chain(
             [dataset_csv_header(identifier_kinds=kinds)],
             (dataset_csv_row(item, identifier_kinds=kinds) for item in items)))

@@ -27,7 +27,10 @@ SPLIT_NAMES = ("split",)
 # A reader's own fields that look like labels but are indexing: a PubMed export carries MeSH
 # headings on every record and is usually meant for prediction, so they are labels only when
 # asked for (the label column option).
-READER_FIELDS_NOT_LABELS = {"nbib": {"meshheadings"}, "ris": {"keywords"}}
+# PubMed XML's publication types ("Journal Article" on nearly every row) would pass the shape
+# guess too; its MeSH, keywords and publication types are labels only when named.
+READER_FIELDS_NOT_LABELS = {"nbib": {"meshheadings"}, "ris": {"keywords"},
+                            "pubmed_xml": {"mesh", "keywords", "publicationtypes"}}
 # A reader's own fields never picked by name but still guessed from their values: reference
 # managers (Zotero, EndNote, Rayyan) keep a screening team's labels in RIS KW. Free keywords
 # have hundreds of distinct values and fail the guess; a few repeated classes pass it.

@@ -2,6 +2,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 def dataset_upload_path(instance: "Dataset", filename: str) -> str:
@@ -25,6 +26,7 @@ class Dataset(models.Model):
         JSONL = "jsonl", "JSON Lines"
         RIS = "ris", "RIS"
         NBIB = "nbib", "PubMed MEDLINE"
+        PUBMED_XML = "pubmed_xml", "PubMed XML"
 
     PROJECT_LOOKUP = "project"
 
@@ -77,3 +79,116 @@ class Dataset(models.Model):
     @property
     def is_trainable(self) -> bool:
         return len(self.label_names) >= 2
+
+
+class ImportJobQuerySet(models.QuerySet):
+    def transition(self, pk: Any, *, source: str | list[str], target: str, **fields: Any) -> bool:
+        """Move one row from `source` to `target` with one conditional UPDATE.
+
+        True only when this call changed the row: a duplicate delivery, a late cancel or the
+        maintenance sweep that lost the race changes nothing (and learns so).
+        """
+        sources = [source] if isinstance(source, str) else list(source)
+        for state in sources:
+            if target not in self.model.TRANSITIONS.get(state, ()):
+                raise ValueError(f"Illegal ImportJob transition {state} -> {target}")
+        fields.setdefault("updated_at", timezone.now())
+        return self.filter(pk=pk, status__in=sources).update(status=target, **fields) == 1
+
+
+class ImportJob(models.Model):
+    """A file being imported into a new Dataset by a worker (dataset_management.imports).
+
+    The web only stores the upload (under MEDIA_ROOT/imports/<owner id>/<job id>/) and creates
+    this row; the worker parses it with the same code as every other door
+    (services.dataset_create_from_upload) and writes its progress here. Transitions, each one
+    conditional ``UPDATE ... WHERE id=? AND status IN (...)``::
+
+        queued  -> running      a worker claimed it (exactly once)
+        queued  -> cancelled    cancelled before a worker took it
+        queued  -> failed       the broker refused the message, or no worker took it in time
+        running -> completed    the Dataset exists (`dataset`)
+        running -> failed       the file was refused (`reason` says why), an error, or the
+                                worker died (the maintenance sweep, after no heartbeat)
+        running -> cancelled    cancel_requested, honoured between chunks of rows
+
+    None of the ends can be left; whatever the end, the stored upload is deleted.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    TRANSITIONS: dict[str, frozenset[str]] = {
+        Status.QUEUED: frozenset({Status.RUNNING, Status.CANCELLED, Status.FAILED}),
+        Status.RUNNING: frozenset({Status.COMPLETED, Status.FAILED, Status.CANCELLED}),
+        Status.COMPLETED: frozenset(),
+        Status.FAILED: frozenset(),
+        Status.CANCELLED: frozenset(),
+    }
+    ACTIVE_STATUSES = (Status.QUEUED, Status.RUNNING)
+
+    PROJECT_LOOKUP = "project"
+
+    project = models.ForeignKey(
+        "projects.Project", on_delete=models.PROTECT, related_name="import_jobs"
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="import_jobs"
+    )
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    # The name the person uploaded: shown, and read for the format; never part of a path.
+    filename = models.CharField(max_length=255)
+    # Relative to MEDIA_ROOT (imports/<owner id>/<job id>/input.<ext>); "" once deleted.
+    input_path = models.CharField(max_length=500, blank=True)
+    # {"mapping": {...} | None, "split_ratios": [train, validation, test], "seed": int}
+    options = models.JSONField(default=dict, blank=True)
+    status = models.CharField(
+        max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True
+    )
+    rows_read = models.PositiveBigIntegerField(default=0)
+    bytes_read = models.PositiveBigIntegerField(default=0)
+    total_bytes = models.PositiveBigIntegerField(default=0)
+    message = models.CharField(max_length=300, blank=True)  # what the worker is doing now
+    reason = models.TextField(blank=True)  # why it failed or was cancelled, in plain words
+    cancel_requested = models.BooleanField(default=False)
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.SET_NULL, null=True, blank=True, related_name="import_jobs"
+    )
+    # Sent with this id, so the maintenance sweep can tell a message the broker lost.
+    celery_task_id = models.CharField(max_length=255, blank=True)
+    worker_host = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Written with each progress write (every PROGRESS_INTERVAL while rows are read) and at
+    # each phase: the maintenance sweep fails a running import whose heartbeat went stale.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ImportJobQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["project", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"Import {self.pk} of {self.filename} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE_STATUSES
+
+    @property
+    def fraction(self) -> float | None:
+        """How far through the file the reader is (0..1); None when it cannot tell (a workbook
+        is read through its zip, not byte by byte)."""
+        if self.status == self.Status.COMPLETED:
+            return 1.0
+        if not self.total_bytes or not self.bytes_read:
+            return 0.0 if self.status == self.Status.QUEUED else None
+        return min(1.0, self.bytes_read / self.total_bytes)

@@ -18,7 +18,7 @@ from core import filestore
 from projects import policy
 
 from .articles import ID_ORDER
-from .models import Dataset
+from .models import Dataset, ImportJob
 from .rows import JSON_COLUMNS, row_json_load
 from .splitting import SPLITS
 
@@ -137,3 +137,32 @@ def dataset_length_histogram(*, dataset: Dataset) -> dict[str, Any]:
 def dataset_models_using(*, dataset: Dataset, user: Any) -> QuerySet:
     """The models trained on the dataset that the user can see (names only leak otherwise)."""
     return policy.scope(dataset.ml_models.all(), user=user)
+
+
+def dataset_with_content(*, project_id: int, content_hash: str) -> Dataset | None:
+    """The project's dataset made from these very bytes, if any (uploads are per project)."""
+    return Dataset.objects.filter(project_id=project_id, content_hash=content_hash).first()
+
+
+def import_job_get(*, user: Any, pk: Any, action: str = policy.Action.VIEW) -> ImportJob:
+    """Http404 for an import outside the user's projects; RoleRequired (403) when their role
+    there may not do `action`."""
+    return policy.object_get(ImportJob.objects.select_related("dataset"), user=user,
+                             action=action, pk=pk)
+
+
+def import_job_progress(*, job: ImportJob) -> dict[str, Any]:
+    """What the import page polls and the API returns: where the job is, in the keys a batch's
+    progress uses (status, status_display, progress in percent, is_active, reason, done)."""
+    fraction = job.fraction
+    return {
+        "id": job.pk, "status": job.status, "status_display": job.get_status_display(),
+        "is_active": job.is_active, "done": not job.is_active,
+        "progress": None if fraction is None else round(100 * fraction, 1),
+        "rows_read": job.rows_read, "bytes_read": job.bytes_read,
+        "total_bytes": job.total_bytes, "fraction": fraction, "message": job.message,
+        "reason": job.reason, "cancel_requested": job.cancel_requested,
+        "filename": job.filename, "name": job.name, "dataset_id": job.dataset_id,
+        "created_at": job.created_at, "started_at": job.started_at,
+        "finished_at": job.finished_at,
+    }

@@ -8,7 +8,7 @@ import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -34,6 +34,10 @@ from .validation import ReportBuilder
 logger = logging.getLogger(__name__)
 
 BATCH_ROWS = 5000
+
+
+class ImportProgress(Protocol):  # an import job's (imports.py); what it raises undoes the import
+    def attach(self, articles: ArticleStream) -> None: ...  # it follows the file's records
 
 
 @dataclass
@@ -64,6 +68,7 @@ def dataset_create_from_upload(
     split_ratios: tuple[float, float, float] = DEFAULT_RATIOS,
     seed: int = 42,
     verb: str = "dataset_uploaded",
+    progress: ImportProgress | None = None,
 ) -> Dataset:
     """Import a file into a new Dataset of `project`, or raise DatasetFileError and leave
     nothing behind (core.diskspace.DiskFull, likewise, when the disk fills while it is saved).
@@ -91,7 +96,7 @@ def dataset_create_from_upload(
         spooled = workdir / "upload"
         content_hash = spool(uploaded_file, spooled)
         _check_not_duplicate(project_id=project_id, content_hash=content_hash)
-        parsed = _parse(spooled, filename, mapping, workdir / "staging.parquet")
+        parsed = _parse(spooled, filename, mapping, workdir / "staging.parquet", progress)
         dataset = Dataset(
             project_id=project_id, owner=owner, name=name, description=description,
             original_filename=filename, content_hash=content_hash,
@@ -240,10 +245,13 @@ def _who(user: Any) -> str:
 # --- the import pipeline -------------------------------------------------------------------------
 
 
-def _parse(path: Path, filename: str, overrides: dict[str, Any] | None, staging: Path) -> _Parsed:
+def _parse(path: Path, filename: str, overrides: dict[str, Any] | None, staging: Path,
+           progress: ImportProgress | None = None) -> _Parsed:
     """Pass one: stream records into a staging Parquet file, keeping only per-row facts."""
     with articles_read(path=path, filename=filename, overrides=overrides,
                        **import_caps()) as articles:
+        if progress is not None:
+            progress.attach(articles)
         parsed = _Parsed(articles.format, articles.encoding, articles.columns, articles.details,
                          articles.mapping, ReportBuilder(), [], [])
         with pq.ParquetWriter(staging, STAGING_SCHEMA) as writer:
@@ -292,7 +300,7 @@ def _stream_rows(articles: ArticleStream, parsed: _Parsed, writer: pq.ParquetWri
         writer.write_batch(pa.record_batch(batch, schema=STAGING_SCHEMA))
     if builder.rows_read == 0:
         raise DatasetFileError("The file has a header but no data rows.")
-    if abstracts_seen == 0:
+    if abstracts_seen == 0 and not parsed.details.get("no_abstract"):  # counted: kept
         raise DatasetFileError(f"The text column '{m.abstract}' is empty in every row.")
     if m.label and labels_seen == 0:
         raise DatasetFileError(
@@ -343,6 +351,7 @@ def _finish(dataset: Dataset, parsed: _Parsed, workdir: Path, *, ratios, seed: i
         split_info = {"method": result.method, "notes": result.notes}
     sizes = {name: int(n) for name, n in zip(SPLITS, np.bincount(codes, minlength=3),
                                              strict=True)}
+    builder.notes.extend(parsed.details.get("notes") or ())  # the reader's (PubMed XML's)
     report = builder.finish(labels=labels, label_names=label_names, label_matrix=y)
     report.update({
         "format": parsed.stream_format, "encoding": parsed.encoding,

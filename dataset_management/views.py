@@ -8,13 +8,14 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from core.diskspace import DiskFull, disk_full_refused
 from core.paging import page_of
-from dataset_management import conflicts, selectors, services
+from dataset_management import conflicts, imports, selectors, services
 from dataset_management.export import EXPORT_FORMATS, export_response
 from dataset_management.export import dataset_export as dataset_export_make
 from dataset_management.forms import DatasetConfirmForm, DatasetUploadForm
@@ -178,7 +179,9 @@ def _refused(request: HttpRequest, *, staging: _Staging, reason: str) -> HttpRes
 @login_required
 @require_POST
 def dataset_upload_confirm(request: HttpRequest) -> HttpResponse:
-    """Step 2: re-check with the person's overrides, or create the dataset from the staged file."""
+    """Step 2: re-check with the person's overrides, or queue the staged file's import (its
+    first rows are read again with the chosen columns, so a choice that cannot work comes back
+    here at once; the rest is read by a worker)."""
     _may_upload_here(request)
     staging = _Staging.from_post(request.POST)
     overrides = _overrides(request.POST, staging)
@@ -197,8 +200,9 @@ def dataset_upload_confirm(request: HttpRequest) -> HttpResponse:
         return redirect("datasets:upload")
     with staged:
         try:
-            dataset = services.dataset_create_from_upload(
-                owner=request.user, project=request.project.pk, uploaded_file=staged,
+            # Stored and queued: a worker reads the rows while the import page shows how far.
+            job = imports.import_job_create(
+                owner=request.user, project=request.project, uploaded_file=staged,
                 name=staging.name, description=staging.description, mapping=overrides or None,
                 split_ratios=staging.split_ratios, seed=staging.seed,
             )
@@ -211,8 +215,41 @@ def dataset_upload_confirm(request: HttpRequest) -> HttpResponse:
             return _preview(request, staging=staging, overrides=overrides,
                             error=f"The dataset could not be created: {exc}")
     upload_discard(owner_id=request.user.pk, token=staging.token)
-    messages.success(request, f"Dataset “{dataset.name}” created with {dataset.row_count} rows.")
-    return redirect("datasets:detail", pk=dataset.pk)
+    return redirect("datasets:import_detail", pk=job.pk)
+
+
+@login_required
+def import_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """An import's page: progress while a worker reads the file, then the dataset or the reason
+    (static/js/dataset_import.js polls import_progress and follows the dataset when done)."""
+    job = selectors.import_job_get(user=request.user, pk=pk)
+    return render(request, "datasets/import_detail.html", {
+        "job": job, "payload": _import_payload(job),
+        "may": policy.actions_on(user=request.user, obj=job),
+    })
+
+
+@login_required
+def import_progress(request: HttpRequest, pk: int) -> JsonResponse:
+    job = selectors.import_job_get(user=request.user, pk=pk)
+    return JsonResponse(_import_payload(job))
+
+
+def _import_payload(job: Any) -> dict[str, Any]:
+    payload = selectors.import_job_progress(job=job)
+    payload["dataset_url"] = (reverse("datasets:detail", args=[job.dataset_id])
+                              if job.dataset_id else "")
+    return payload
+
+
+@login_required
+@require_POST
+def import_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    job = selectors.import_job_get(user=request.user, pk=pk, action=policy.Action.CANCEL)
+    job = imports.import_job_cancel(user=request.user, job=job)
+    if job.is_active:
+        messages.info(request, "Stopping the import: the worker stops at its next chunk of rows.")
+    return redirect("datasets:import_detail", pk=job.pk)
 
 
 def _confirm_form(request: HttpRequest, *, staging: _Staging,

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "dataset_management",
     "classification",
     "screening",
+    "literature",
     "api",
 ]
 
@@ -233,8 +234,12 @@ CELERY_TASK_DEFAULT_QUEUE = QUEUE_DEFAULT
 CELERY_TASK_ROUTES = {
     "classification.tasks.start_model_training": {"queue": QUEUE_TRAINING},
     "classification.tasks.batch_job_run": {"queue": QUEUE_INFERENCE},
+    "classification.tasks.evaluation_job_run": {"queue": QUEUE_INFERENCE},
     "screening.tasks.ranker_refresh": {"queue": QUEUE_INFERENCE},
     "screening.tasks.simulation_run": {"queue": QUEUE_INFERENCE},
+    "dataset_management.tasks.import_run": {"queue": QUEUE_DEFAULT},  # the inference worker's
+    "literature.tasks.search_run_execute": {"queue": QUEUE_DEFAULT},
+    "literature.tasks.saved_searches_tick": {"queue": QUEUE_DEFAULT},
 }
 # A publish to a broker that is down fails in about a second with a clear 503, instead of the
 # default retry loop holding the request.
@@ -251,6 +256,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": MAINTENANCE_INTERVAL_SECONDS,
         "options": {"queue": QUEUE_DEFAULT, "expires": MAINTENANCE_INTERVAL_SECONDS},
     },
+    "saved_searches": {"task": "literature.tasks.saved_searches_tick", "schedule": 60.0,
+                       "options": {"queue": QUEUE_DEFAULT, "expires": 60.0}},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(Path(LOG_DIR) / "celerybeat-schedule")
 # Each worker writes a heartbeat row this often, from a thread, also while it trains.
@@ -270,6 +277,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+from medlitbot_project.literature_settings import *  # noqa: E402, F403 (PUBMED_*, EMAIL_*)
 
 # --- Cache: Django's RedisCache, one for every process and node (medlitbot_project/backing.py) --
 CACHE_URL = env.str("CACHE_URL", default="") or backing.default_cache_url(

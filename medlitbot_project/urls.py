@@ -13,6 +13,7 @@ urlpatterns = [
     path("", include("classification.urls")),
     path("", include("core.urls")),
     path("screening/", include("screening.urls")),
+    path("literature/", include("literature.urls")),
     path("api/", include("api.urls")),
     path("account/tokens/", token_views.token_page, name="account_tokens"),
     path("account/tokens/<int:pk>/revoke/", token_views.token_revoke,

@@ -30,6 +30,20 @@ def agreement(*, pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
                 "kappa_low": None, "kappa_high": None}
     kappa = (p_o - p_e) / (1 - p_e)
     se = math.sqrt(p_o * (1 - p_o) / (n * (1 - p_e) ** 2))
-    return {"n": n, "percent_agreement": round(100 * p_o, 1), "kappa": round(kappa, 4),
-            "kappa_low": round(max(-1.0, kappa - Z_95 * se), 4),
-            "kappa_high": round(min(1.0, kappa + Z_95 * se), 4)}
+    # Full precision: the API and the export carry these; the page rounds (kappa_display).
+    return {"n": n, "percent_agreement": round(100 * p_o, 1), "kappa": kappa,
+            "kappa_low": max(-1.0, kappa - Z_95 * se),
+            "kappa_high": min(1.0, kappa + Z_95 * se)}
+
+
+def agreement_for_page(row: dict[str, Any]) -> dict[str, Any]:
+    """The row as the session page polls it: kappa and its bounds to two decimals, as shown."""
+    return {**row, **{key: round(row[key], 2) for key in ("kappa", "kappa_low", "kappa_high")
+                      if row.get(key) is not None}}
+
+
+def kappa_display(row: dict[str, Any]) -> str:
+    """How a page shows kappa: two decimals and the CI as [a, b]; "–" where undefined."""
+    if row.get("kappa") is None:
+        return "–"
+    return f"κ = {row['kappa']:.2f} [{row['kappa_low']:.2f}, {row['kappa_high']:.2f}]"

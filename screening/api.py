@@ -1,5 +1,6 @@
-"""Screening over the API: sessions (with agreement and stopping), the next record, a decision,
-conflicts and their resolution, and the exports. The same selectors and services as the pages;
+"""Screening over the API: sessions (created with the page's form's checks; read with agreement
+and stopping), the next record, a decision, conflicts and their resolution, the exports, and
+simulation runs (a job: 202 and a Location to poll). The same selectors and services as the pages;
 a session outside your projects is a 404, an action above your role a 403 naming the role."""
 
 from __future__ import annotations
@@ -7,15 +8,19 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import StreamingHttpResponse
-from django.urls import path, re_path
+from django.urls import path, re_path, reverse
 from drf_spectacular.utils import extend_schema
+from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from classification import selectors as classification_selectors
+from dataset_management import selectors as dataset_selectors
 from projects import policy
-from screening import export, selectors, services
+from screening import export, selectors, services, simulation_runs
+from screening.forms import SessionForm, SimulationForm
 
 
 def _session(request: Request, pk: int, action: str = policy.Action.VIEW) -> Any:
@@ -28,6 +33,100 @@ class SessionListApi(APIView):
         return Response([{"id": s.pk, "name": s.name, "project": s.project_id,
                           "labels": s.labels, "phase": s.phase}
                          for s in selectors.session_list(user=request.user)])
+
+
+SESSION_DEFAULTS = {"order": "most_likely", "reviewers_per_record": 1, "ranker_every": 10,
+                    "recall_target": 0.95, "confidence": 0.95}
+SIMULATION_DEFAULTS = {"recall_target": 0.95, "confidence": 0.95, "seeds": 5, "every": 10,
+                       "patience": 50}
+
+
+def _form_data(request: Request, defaults: dict[str, Any]) -> dict[str, Any]:
+    """The JSON body as the page's form reads a POST: defaults for what it leaves out, a list
+    of labels as the comma-separated text the form takes."""
+    if not isinstance(request.data, dict):
+        raise ValidationError({"detail": "Send a JSON object."})
+    data = {**defaults, **{k: v for k, v in request.data.items() if v is not None}}
+    if isinstance(data.get("labels"), list):
+        data["labels"] = ",".join(str(label) for label in data["labels"])
+    return data
+
+
+def _form_errors(form: Any) -> ValidationError:
+    errors = {("non_field_errors" if field == "__all__" else field): [str(e) for e in found]
+              for field, found in form.errors.items()}
+    return ValidationError(errors)
+
+
+def _created(request: Request, body: dict[str, Any], url_name: str, pk: Any,
+             code: int) -> Response:
+    response = Response(body, status=code)
+    response["Location"] = request.build_absolute_uri(reverse(f"api:{url_name}", args=[pk]))
+    return response
+
+
+class SessionCollectionApi(SessionListApi):
+    @extend_schema(summary="Start a screening session on a dataset or a finished batch",
+                   request=None, responses=None)
+    def post(self, request: Request) -> Response:
+        """The page's form validates it (a collection, the labels, a starting model that knows
+        them...); 201 with the session at once: a starting model's scores arrive from the
+        inference worker (`starting_scoring` says while they are on their way)."""
+        user = request.user
+        form = SessionForm(_form_data(request, SESSION_DEFAULTS),
+                           datasets=dataset_selectors.dataset_list(user=user),
+                           batches=selectors.collection_batches(user=user),
+                           models=classification_selectors.mlmodel_trained_list(user=user))
+        if not form.is_valid():
+            raise _form_errors(form)
+        try:
+            session = services.session_create(user=user, **form.session_kwargs())
+        except services.ScreeningError as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+        return _created(request, selectors.session_summary(session=session),
+                        "screening_detail", session.pk, status.HTTP_201_CREATED)
+
+
+def _simulation_body(run: Any, *, with_result: bool = False) -> dict[str, Any]:
+    body = {"id": run.pk, "dataset": run.dataset_id, "label": run.label, "state": run.state,
+            "error": run.error, "recall_target": run.recall_target,
+            "confidence": run.confidence, "seeds": run.seeds, "every": run.every,
+            "patience": run.patience, "created_at": run.created_at.isoformat(),
+            "url": reverse("api:screening_simulation", args=[run.pk])}
+    if with_result:
+        body["result"] = run.result or None
+    return body
+
+
+class SimulationListApi(APIView):
+    @extend_schema(summary="Screening simulations in your projects", responses=None)
+    def get(self, request: Request) -> Response:
+        return Response([_simulation_body(run) for run in
+                         selectors.simulation_run_list(user=request.user)])
+
+    @extend_schema(summary="Start a simulation run (a job on the inference queue)",
+                   request=None, responses=None)
+    def post(self, request: Request) -> Response:
+        """202 with the job and a Location to poll; refused (400) unless the dataset is fully
+        labelled for the label, as on the page."""
+        form = SimulationForm(_form_data(request, SIMULATION_DEFAULTS),
+                              datasets=dataset_selectors.dataset_list(user=request.user))
+        if not form.is_valid():
+            raise _form_errors(form)
+        try:
+            run = simulation_runs.simulation_run_create(user=request.user, **form.cleaned_data)
+        except services.ScreeningError as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+        return _created(request, _simulation_body(run), "screening_simulation", run.pk,
+                        status.HTTP_202_ACCEPTED)
+
+
+class SimulationDetailApi(APIView):
+    @extend_schema(summary="A simulation: its state, then the summary and recall curves",
+                   responses=None)
+    def get(self, request: Request, pk: int) -> Response:
+        run = selectors.simulation_run_get(user=request.user, pk=pk)
+        return Response(_simulation_body(run, with_result=True))
 
 
 class SessionDetailApi(APIView):
@@ -99,6 +198,10 @@ class ExportApi(APIView):
 
 urlpatterns = [
     path("screening/", SessionListApi.as_view(), name="screening_list"),
+    path("screening/sessions/", SessionCollectionApi.as_view(), name="screening_sessions"),
+    path("screening/simulations/", SimulationListApi.as_view(), name="screening_simulations"),
+    path("screening/simulations/<int:pk>/", SimulationDetailApi.as_view(),
+         name="screening_simulation"),
     path("screening/<int:pk>/", SessionDetailApi.as_view(), name="screening_detail"),
     path("screening/<int:pk>/next/", NextRecordApi.as_view(), name="screening_next"),
     path("screening/<int:pk>/decide/", DecideApi.as_view(), name="screening_decide"),

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dataset_management.export import csv_safe_cell
+from screening import selectors
 from screening.models import Record, ScreeningSession
 
 CSV_COLUMNS = ["record", "id", "title", "label", "reviewer", "value", "decided_at", "note",
@@ -70,6 +71,7 @@ def export_jsonl(session: ScreeningSession) -> Iterator[str]:
     yield json.dumps({"session": session.name, "labels": session.labels,
                       "recall_target": session.recall_target, "confidence": session.confidence,
                       "stop_justification": session.stop_justification or None,
+                      "agreement": selectors.agreement_table(session=session),
                       "prisma": prisma_counts(session)}, ensure_ascii=False) + "\n"
     for line in record_lines(session):
         yield json.dumps(line, ensure_ascii=False) + "\n"
@@ -113,11 +115,25 @@ def export_ris(session: ScreeningSession) -> Iterator[str]:
         yield "\n".join(o.replace("\n", " ") for o in out) + "\nER  - \n\n"
 
 
-def prisma_counts(session: ScreeningSession) -> dict[str, Any]:
-    """Identified, duplicates removed, screened, excluded and included per label."""
-    report = session.dataset.report or {}
+def _identified(session: ScreeningSession, records: int) -> dict[str, Any]:
+    """PRISMA's first boxes, from the dataset's import report or the batch's facts as kept at
+    creation (the batch itself is purged a week after it ran; the session is not)."""
+    if session.source == ScreeningSession.Source.BATCH:
+        facts = session.source_facts or {}
+        without_text = int(facts.get("without_text", 0))
+        return {"identified": int(facts.get("identified", records)), "duplicates_removed": 0,
+                "duplicates_note": "a classified batch removes no duplicates, so 0",
+                "removed_without_text": without_text}
+    report = (session.dataset.report if session.dataset_id else None) or {}
     dropped = report.get("dropped_by_reason") or {}
     duplicates = sum(v for k, v in dropped.items() if "duplic" in k.lower())
+    return {"identified": report.get("rows_read", records), "duplicates_removed": duplicates,
+            "duplicates_note": ("" if duplicates else "the import report names no duplicate "
+                                "removed, so 0")}
+
+
+def prisma_counts(session: ScreeningSession) -> dict[str, Any]:
+    """Identified, duplicates removed, screened, excluded and included per label."""
     finals = list(session.records.values_list("final", "done_phase"))
     per_label = {}
     for label in session.labels:
@@ -128,10 +144,8 @@ def prisma_counts(session: ScreeningSession) -> dict[str, Any]:
                                              if p == "stop" and f.get(label) == "no"),
         }
     return {
-        "identified": report.get("rows_read", len(finals)),
-        "duplicates_removed": duplicates,
-        "duplicates_note": ("" if duplicates else "the import report names no duplicate "
-                            "removed, so 0"),
+        "source": session.source, "collection": session.collection_name,
+        **_identified(session, len(finals)),
         "screened": sum(1 for _, p in finals if p in ("ranked", "sample")),
         "not_screened_marked_no": sum(1 for _, p in finals if p == "stop"),
         "per_label": per_label,

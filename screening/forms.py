@@ -8,9 +8,23 @@ from django import forms
 from django.db.models import QuerySet
 
 
+class BatchChoice(forms.ModelChoiceField):
+    """A finished batch by its file, model and size, as the Classify page lists it."""
+
+    def label_from_instance(self, obj: Any) -> str:
+        return (f"{obj.filename} · {obj.ml_model.name} · {obj.total or 0} articles · "
+                f"{obj.created_at:%Y-%m-%d %H:%M}")
+
+
 class SessionForm(forms.Form):
+    """The page's form, and the API's checks (screening.api binds it to the JSON body)."""
+
     name = forms.CharField(max_length=200)
-    dataset = forms.ModelChoiceField(queryset=None)
+    # What it screens: one of the two (clean() says so when both or neither are chosen).
+    dataset = forms.ModelChoiceField(queryset=None, required=False,
+                                     help_text="An imported dataset, labelled or not")
+    batch = BatchChoice(queryset=None, required=False,
+                        help_text="Or a finished batch: the articles it classified")
     labels = forms.CharField(help_text="Comma-separated, e.g. oncological, cardiovascular")
     starting_model = forms.ModelChoiceField(queryset=None, required=False,
                                             empty_label="None (cold start)")
@@ -21,10 +35,20 @@ class SessionForm(forms.Form):
     recall_target = forms.FloatField(min_value=0.01, max_value=0.999, initial=0.95)
     confidence = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.95)
 
-    def __init__(self, *args: Any, datasets: QuerySet, models: QuerySet, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, datasets: QuerySet, batches: QuerySet, models: QuerySet,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["dataset"].queryset = datasets
+        self.fields["batch"].queryset = batches
         self.fields["starting_model"].queryset = models
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if (data.get("dataset") is None) == (data.get("batch") is None) and not (
+                self.has_error("dataset") or self.has_error("batch")):
+            raise forms.ValidationError("Choose one collection to screen: a dataset or a "
+                                        "finished batch.")
+        return data
 
     def session_kwargs(self) -> dict[str, Any]:
         data = dict(self.cleaned_data)

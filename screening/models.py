@@ -26,11 +26,25 @@ class ScreeningSession(models.Model):
         SAMPLING = "sampling", "Random sampling"
         STOPPED = "stopped", "Stopped"
 
+    class Source(models.TextChoices):
+        DATASET = "dataset", "Dataset"
+        BATCH = "batch", "Finished batch"
+
     project = models.ForeignKey("projects.Project", on_delete=models.PROTECT,
                                 related_name="screening_sessions")
     name = models.CharField(max_length=200)
+    # What it screens: one collection, a dataset or a finished batch (the check constraint).
+    # Its texts are copied into Records at creation, so a batch may be purged after its week
+    # (SET_NULL) and the session goes on; a dataset stays (PROTECT).
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.DATASET)
     dataset = models.ForeignKey("dataset_management.Dataset", on_delete=models.PROTECT,
-                                related_name="screening_sessions")
+                                null=True, blank=True, related_name="screening_sessions")
+    batch = models.ForeignKey("classification.BatchJob", on_delete=models.SET_NULL,
+                              null=True, blank=True, related_name="screening_sessions")
+    # The collection's name and counts as they were at creation (PRISMA's "identified" for a
+    # batch, which may be gone by export time).
+    source_name = models.CharField(max_length=255, blank=True)
+    source_facts = models.JSONField(default=dict, blank=True)
     labels = models.JSONField(default=list)
     starting_model = models.ForeignKey("classification.MLModel", on_delete=models.SET_NULL,
                                        null=True, blank=True, related_name="+")
@@ -49,6 +63,9 @@ class ScreeningSession(models.Model):
     ranking_refreshed_at = models.DateTimeField(null=True, blank=True)
     ranker_running_since = models.DateTimeField(null=True, blank=True)
     ranker_error = models.TextField(blank=True)
+    # A starting model was chosen and its scores are not stored yet: the first ranker refresh
+    # (on the inference worker) scores the records with it, so creating a session never waits.
+    starting_pending = models.BooleanField(default=False)
     stop_justification = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL,
                                    null=True, related_name="+")
@@ -56,9 +73,17 @@ class ScreeningSession(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [models.CheckConstraint(
+            condition=(models.Q(source="dataset", dataset__isnull=False, batch__isnull=True)
+                       | models.Q(source="batch", dataset__isnull=True)),
+            name="screening_session_one_collection")]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def collection_name(self) -> str:
+        return self.dataset.name if self.dataset_id else self.source_name
 
 
 class Record(models.Model):

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 
+from classification import services as classification_services
 from classification.engine.types import article_text
 from core.queueing import task_send_on_commit
 from screening import ranker
@@ -61,16 +62,40 @@ def ranker_refresh_request(*, session_id: int) -> bool:
     return True
 
 
+def starting_scores_request(*, session_id: int) -> None:
+    """At creation: the starting model's scores become the first refresh, on the worker.
+
+    Scoring a large collection with a model takes seconds to minutes, so the request that
+    creates the session only takes the lock and sends the task on commit; the records wait in
+    a random order meanwhile. If the broker is down, the lock is released, the page says why,
+    and ``starting_pending`` stays set: the next refresh scores with the model first.
+    """
+    if not ranker_lock_take(session_id=session_id):
+        return
+
+    def unreachable(reason: str) -> None:
+        ScreeningSession.objects.filter(pk=session_id).update(
+            ranker_running_since=None,
+            ranker_error=f"The starting model has not ranked the records yet: {reason}")
+
+    try:
+        task_send_on_commit(name=TASK, args=(session_id,), on_unreachable=unreachable)
+    except Exception:
+        logger.warning("screening %s: starting model's scoring not sent", session_id)
+
+
 def ranker_refresh(*, session_id: int) -> ScreeningSession:
     """Refit the ranker on the final decisions and store scores for every undecided record.
 
-    Called by the task, holding the lock (taken here if the caller did not). Failure keeps the
-    previous scores and records the reason in ``ranker_error``; the lock is always released.
+    Called by the task, holding the lock (taken here if the caller did not). A session whose
+    starting model has not scored yet is scored with it first. Failure keeps the previous
+    scores and records the reason in ``ranker_error``; the lock is always released.
     """
-    session = ScreeningSession.objects.get(pk=session_id)
+    session = ScreeningSession.objects.select_related("starting_model").get(pk=session_id)
     ScreeningSession.objects.filter(pk=session_id, ranker_running_since__isnull=True).update(
         ranker_running_since=timezone.now())
     started_count = session.final_count
+    problem = _starting_step(session) if session.starting_pending else ""
     try:
         _refresh(session)
     except Exception as exc:
@@ -80,10 +105,47 @@ def ranker_refresh(*, session_id: int) -> ScreeningSession:
                          "is kept.", ranker_running_since=None, ranked_at_count=started_count)
     else:
         ScreeningSession.objects.filter(pk=session_id).update(
-            ranker_error="", ranking_refreshed_at=timezone.now(), ranker_running_since=None,
+            ranker_error=problem, ranking_refreshed_at=timezone.now(), ranker_running_since=None,
             ranked_at_count=started_count)
     session.refresh_from_db()
     return session
+
+
+def _starting_step(session: ScreeningSession) -> str:
+    """Store the starting model's probabilities on the undecided records; "" or why not.
+
+    Done once: a model that cannot score (its files gone, say) would fail again at every
+    refresh, so the session goes on in the ranker's hands and the page says why.
+    """
+    model = session.starting_model
+    problem = ""
+    try:
+        if model is None:
+            raise ValueError("it was deleted")
+        _starting_scores_store(session, model)
+    except Exception as exc:
+        logger.exception("screening %s: the starting model could not score", session.pk)
+        problem = (f"The starting model could not rank the records ({exc}); they stay in a "
+                   "random order until the ranker learns from your decisions.")
+    ScreeningSession.objects.filter(pk=session.pk).update(starting_pending=False)
+    return problem
+
+
+def _starting_scores_store(session: ScreeningSession, model: Any) -> None:
+    rows = list(session.records.filter(done=False).order_by("position").values_list(
+        "pk", "title", "abstract", "scores"))
+    for start in range(0, len(rows), CHUNK):
+        chunk = rows[start:start + CHUNK]
+        predictions = classification_services.mlmodel_predict(
+            ml_model=model, texts=[article_text(t, a) or "(empty)" for _, t, a, _ in chunk],
+            fast=True)
+        updates = []
+        for (pk, _t, _a, scores), prediction in zip(chunk, predictions, strict=True):
+            # A label the ranker already learned (decisions made while this ran) keeps its own.
+            fresh = {label: round(float(prediction["probabilities"].get(label, 0.0)), 5)
+                     for label in session.labels}
+            updates.append(Record(pk=pk, scores={**fresh, **scores}))
+        Record.objects.bulk_update(updates, ["scores"], batch_size=CHUNK)
 
 
 def _refresh(session: ScreeningSession) -> None:
@@ -91,13 +153,17 @@ def _refresh(session: ScreeningSession) -> None:
         raise RuntimeError("injected fault raise_in_ranker")
     rows = list(session.records.order_by("position").values_list(
         "pk", "title", "abstract", "final", "done", "scores"))
-    features = ranker.features_fit(texts=[article_text(r[1], r[2]) for r in rows])
-    fresh: dict[str, Any] = {}
+    learnable: dict[str, tuple[list[int], list[int]]] = {}
     for label in session.labels:
         decided = [i for i, r in enumerate(rows) if r[3].get(label) in ("yes", "no")]
         y = [1 if rows[i][3][label] == "yes" else 0 for i in decided]
         if ranker.can_learn(y=y):
-            fresh[label] = ranker.label_scores(features=features, decided=decided, y=y)
+            learnable[label] = (decided, y)
+    fresh: dict[str, Any] = {}
+    if learnable:  # the starting step's refresh has no decisions yet: no TF-IDF to fit
+        features = ranker.features_fit(texts=[article_text(r[1], r[2]) for r in rows])
+        fresh = {label: ranker.label_scores(features=features, decided=decided, y=y)
+                 for label, (decided, y) in learnable.items()}
     updates = []
     for i, (pk, _t, _a, _f, done, scores) in enumerate(rows):
         if done:

@@ -157,6 +157,14 @@ def stopping_table(*, session: ScreeningSession) -> list[dict[str, Any]]:
     return states
 
 
+def session_summary_for_page(*, session: ScreeningSession) -> dict[str, Any]:
+    """The summary the session page polls: kappa rounded as the page shows it (the API and the
+    export keep every digit)."""
+    summary = session_summary(session=session)
+    summary["agreement"] = [agreement.agreement_for_page(row) for row in summary["agreement"]]
+    return summary
+
+
 def session_summary(*, session: ScreeningSession) -> dict[str, Any]:
     """Everything the session page and the API's detail show, polled as decisions come in."""
     session.refresh_from_db()

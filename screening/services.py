@@ -13,59 +13,56 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from classification import services as classification_services
-from classification.engine.types import article_text
-from dataset_management import selectors as dataset_selectors
 from projects import policy
 from projects.services import activity_record
-from screening import ranking, selectors
+from screening import ranking, selectors, sources
+from screening.errors import ScreeningError
 from screening.models import VALUES, Decision, Record, Resolution, ScreeningSession
 
 INSERT_CHUNK = 1000
 
 
-class ScreeningError(ValueError):
-    """The session cannot do that; the message is for the person."""
-
 
 # --- sessions ------------------------------------------------------------------------------
 
 
-def session_create(*, user: Any, dataset: Any, name: str, labels: list[str],
-                   starting_model: Any = None, order: str = "most_likely",
+def session_create(*, user: Any, name: str, labels: list[str], dataset: Any = None,
+                   batch: Any = None, starting_model: Any = None, order: str = "most_likely",
                    reviewers_per_record: int = 1, ranker_every: int = 10,
                    recall_target: float = 0.95, confidence: float = 0.95) -> ScreeningSession:
-    """A session over the dataset's records, in the dataset's project.
+    """A session over one collection's records (a dataset or a finished batch), in its project.
 
     A label the starting model does not know is refused here (a model cannot rank a label it
     never learned; start without a model to screen it cold). A collection with no text is
-    refused before anything is written; the records are written in one transaction.
+    refused before anything is written; the records are written in one transaction. The
+    starting model's scores are not computed here: the first ranker refresh, sent on commit to
+    the inference worker, stores them, and until then the records come in a random order.
     """
-    policy.require(user=user, action=policy.Action.MANAGE_SCREENING, obj=dataset)
+    if (dataset is None) == (batch is None):
+        raise ScreeningError("Choose one collection to screen: a dataset or a finished batch.")
+    source = dataset if dataset is not None else batch
+    policy.require(user=user, action=policy.Action.MANAGE_SCREENING, obj=source)
     labels = [label.strip() for label in labels if label.strip()]
     _check_options(labels=labels, order=order, reviewers_per_record=reviewers_per_record,
                    recall_target=recall_target, confidence=confidence, every=ranker_every)
     if starting_model is not None:
-        policy.require(user=user, action=policy.Action.VIEW, obj=starting_model)
-        unknown = [label for label in labels if label not in (starting_model.label_names or [])]
-        if unknown:
-            raise ScreeningError(
-                f"The starting model “{starting_model.name}” does not know the label(s) "
-                f"{', '.join(unknown)}: choose a model trained on them, or start without a "
-                "model (a cold start from your first decisions).")
-    rows = _collection_rows(dataset=dataset)
-    scores = _starting_scores(starting_model, rows, labels)
+        _check_starting_model(user=user, model=starting_model, labels=labels)
+    found = (sources.collection_of_dataset(dataset=dataset) if dataset is not None
+             else sources.collection_of_batch(batch=batch))
     with transaction.atomic():
         session = ScreeningSession.objects.create(
-            project_id=dataset.project_id, name=name[:200] or dataset.name, dataset=dataset,
-            labels=labels, starting_model=starting_model, order=order,
-            reviewers_per_record=reviewers_per_record, ranker_every=ranker_every,
+            project_id=found.project_id, name=name[:200] or found.name[:200],
+            source=found.source, dataset=dataset, batch=batch, source_name=found.name,
+            source_facts=found.facts, labels=labels, starting_model=starting_model,
+            order=order, reviewers_per_record=reviewers_per_record, ranker_every=ranker_every,
             recall_target=recall_target, confidence=confidence, created_by=user,
-            ranking_refreshed_at=timezone.now() if starting_model else None)
-        _records_create(session, rows, scores)
+            starting_pending=starting_model is not None)
+        _records_create(session, found.rows)
         activity_record(project=session.project_id, actor=user, verb="screening_create",
                         subject=session, summary=f"{user.get_username()} started screening "
-                        f"“{session.name}” ({len(rows)} records, {', '.join(labels)})")
+                        f"“{session.name}” ({len(found.rows)} records, {', '.join(labels)})")
+        if starting_model is not None:
+            ranking.starting_scores_request(session_id=session.pk)
     return session
 
 
@@ -83,49 +80,28 @@ def _check_options(*, labels: list[str], order: str, reviewers_per_record: int,
         raise ScreeningError("The ranker retrains after at least 1 decision.")
 
 
-def _collection_rows(*, dataset: Any) -> list[dict[str, Any]]:
-    if not dataset.rows_path:
-        raise ScreeningError(f"Dataset “{dataset.name}” has no rows to screen.")
-    labelled = bool(dataset.label_names)
-    rows = []
-    for row in dataset_selectors.dataset_rows_iter(dataset=dataset, with_record=False):
-        identifiers = row.get("identifiers") or {}
-        rows.append({
-            "title": row.get("title") or "", "abstract": row.get("abstract") or "",
-            "ext_id": str(next(iter(identifiers.values()), "") if identifiers else "")[:255],
-            "truth": list(row.get("labels") or []) if labelled else None,
-        })
-    if not any((r["title"] + r["abstract"]).strip() for r in rows):
-        raise ScreeningError(f"Dataset “{dataset.name}” has no titles or abstracts: there is "
-                             "nothing to read. Import a file with a title or abstract column.")
-    return rows
+def _check_starting_model(*, user: Any, model: Any, labels: list[str]) -> None:
+    policy.require(user=user, action=policy.Action.VIEW, obj=model)
+    unknown = [label for label in labels if label not in (model.label_names or [])]
+    if unknown:
+        raise ScreeningError(
+            f"The starting model “{model.name}” does not know the label(s) "
+            f"{', '.join(unknown)}: choose a model trained on them, or start without a "
+            "model (a cold start from your first decisions).")
+    if not model.is_trained:
+        raise ScreeningError(f"The starting model “{model.name}” has not finished training: "
+                             "choose a trained model, or start without one.")
 
 
-def _starting_scores(model: Any, rows: list[dict[str, Any]],
-                     labels: list[str]) -> list[dict[str, float]] | None:
-    if model is None:
-        return None
-    texts = [article_text(r["title"], r["abstract"]) or "(empty)" for r in rows]
-    try:
-        predictions = classification_services.mlmodel_predict(ml_model=model, texts=texts,
-                                                              fast=True)
-    except ValueError as exc:
-        raise ScreeningError(f"The starting model could not rank the records: {exc}") from None
-    return [{label: float(p["probabilities"].get(label, 0.0)) for label in labels}
-            for p in predictions]
-
-
-def _records_create(session: ScreeningSession, rows: list[dict[str, Any]],
-                    scores: list[dict[str, float]] | None) -> None:
-    shuffle = random.Random(session.pk)  # cold start: a random order, reproducible per session
+def _records_create(session: ScreeningSession, rows: list[dict[str, Any]]) -> None:
+    # A random order, reproducible per session, until the starting model's scores (a job) or
+    # the ranker's first refit arrive.
+    shuffle = random.Random(session.pk)
     chunk: list[Record] = []
     for position, row in enumerate(rows):
-        own = scores[position] if scores else {}
         chunk.append(Record(
             session=session, position=position, ext_id=row["ext_id"], title=row["title"],
-            abstract=row["abstract"], truth=row["truth"], scores=own,
-            priority=(ranking.priority_of(scores=own, order=session.order) if own
-                      else shuffle.random())))
+            abstract=row["abstract"], truth=row["truth"], priority=shuffle.random()))
         if len(chunk) >= INSERT_CHUNK:
             Record.objects.bulk_create(chunk)
             chunk = []

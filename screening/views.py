@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET, require_POST
 from classification import selectors as classification_selectors
 from dataset_management import selectors as dataset_selectors
 from projects import policy
+from projects.context import page_project_show
 from screening import chart, export, selectors, services, simulation_runs, training
 from screening.forms import SessionForm, SimulationForm
 
@@ -40,6 +41,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     form = SessionForm(
         request.POST or None,
         datasets=dataset_selectors.dataset_list(user=request.user, project=project),
+        batches=selectors.collection_batches(user=request.user, project=project),
         models=classification_selectors.mlmodel_trained_list(user=request.user, project=project))
     if request.method == "POST" and form.is_valid():
         try:
@@ -59,8 +61,9 @@ def session_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     session = selectors.session_get(user=request.user, pk=pk)
+    page_project_show(request=request, project_id=session.project_id)
     return render(request, "screening/detail.html", {
-        "session": session, "summary": selectors.session_summary(session=session),
+        "session": session, "summary": selectors.session_summary_for_page(session=session),
         "conflicts": selectors.conflicts_list(session=session), "section": "screening",
         "can": policy.actions_on(user=request.user, obj=session)})
 
@@ -69,6 +72,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def screen_page(request: HttpRequest, pk: int) -> HttpResponse:
     session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.SCREEN)
+    page_project_show(request=request, project_id=session.project_id)
     return render(request, "screening/screen.html", {"session": session,
                                                      "section": "screening"})
 
@@ -77,7 +81,7 @@ def screen_page(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def summary_json(request: HttpRequest, pk: int) -> JsonResponse:
     session = selectors.session_get(user=request.user, pk=pk)
-    return JsonResponse(selectors.session_summary(session=session))
+    return JsonResponse(selectors.session_summary_for_page(session=session))
 
 
 def _former_reviewer(view: Any) -> Any:
@@ -191,6 +195,7 @@ def simulation_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 def simulation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = selectors.simulation_run_get(user=request.user, pk=pk)
+    page_project_show(request=request, project_id=run.dataset.project_id)
     return render(request, "screening/simulation.html", {
         "run": run, "summary": run.result.get("summary"), "section": "screening",
         "chart": chart.recall_chart(result=run.result, recall_target=run.recall_target)})

@@ -13,8 +13,8 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("core", "projects", "dataset_management", "classification", "screening", "api",
-            "web", "medlitbot_project")
+PACKAGES = ("core", "projects", "dataset_management", "classification", "screening",
+            "literature", "api", "web", "medlitbot_project")
 
 
 @dataclass(frozen=True)

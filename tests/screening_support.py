@@ -46,3 +46,14 @@ def team_make(owner: Any) -> Team:
 @pytest.fixture
 def team(user: Any, media_root: Path) -> Team:
     return team_make(user)
+
+
+def trained_model_make(team: Team, artifact: dict[str, Any], name: str = "Starting TF-IDF") -> Any:
+    """A trained TF-IDF model in the team's project (tests.plugins.browser's tfidf_artifact: a
+    real model fitted on the demo slice, whose labels include oncological)."""
+    from classification.models import MLModel
+
+    return MLModel.objects.create(
+        owner=team.owner, project=team.project, dataset=team.dataset, name=name,
+        model_type="tfidf_logreg", status=MLModel.Status.TRAINED,
+        artifact_path=artifact["path"], label_names=artifact["labels"])

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from classification.engine.artifacts import ArtifactRefusedError
+from classification.engine.artifacts import FORMAT_VERSION, ArtifactRefusedError
 from classification.ml_models import TextData, TrainConfig, create_classifier, load_classifier
 from classification.models import MLModel
 from classification.selectors import mlmodel_artifact_dir
@@ -63,7 +63,7 @@ def test_a_pickled_model_is_refused_listed_then_converted_on_the_admins_word(
     assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "model.skops"]
     manifest = json.loads((folder / "manifest.json").read_text())
     assert (manifest["format_version"], manifest["converted_from"]) == (
-        2, "model.joblib (artifact format 1)")
+        FORMAT_VERSION, "model.joblib (artifact format 1)")
     texts = demo_split[2].texts
     assert load_classifier(str(folder)).predict(texts) == trained.predict(texts)
     assert "nothing to convert" in convert("--i-trust-these-files")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from classification.engine.artifacts import ArtifactRefusedError
+from classification.engine.artifacts import FORMAT_VERSION, ArtifactRefusedError
 from classification.engine.sklearn_files import PICKLE_FILE, SKOPS_FILE, parts_save
 from classification.ml_models import TextData, TrainConfig, create_classifier, load_classifier
 
@@ -61,7 +61,7 @@ def artifact(saved: Path, tmp_path: Path) -> Path:
 def test_the_untampered_artifact_loads_and_holds_no_pickle(
         artifact: Path, demo_split: tuple) -> None:
     assert sorted(p.name for p in artifact.iterdir()) == ["manifest.json", SKOPS_FILE]
-    assert json.loads((artifact / "manifest.json").read_text())["format_version"] == 2
+    assert json.loads((artifact / "manifest.json").read_text())["format_version"] == FORMAT_VERSION
     assert len(load_classifier(str(artifact)).predict(demo_split[2].texts)) == len(demo_split[2])
 
 
@@ -128,7 +128,8 @@ def test_a_trusted_estimator_carrying_an_untrusted_function_is_refused(
 
 def test_a_format_newer_than_the_code_is_refused(artifact: Path) -> None:
     manifest = json.loads((artifact / "manifest.json").read_text())
-    (artifact / "manifest.json").write_text(json.dumps({**manifest, "format_version": 3}))
-    with pytest.raises(ArtifactRefusedError, match=r"newer MedLitBot \(format 3\); "
-                                                   "this install reads up to 2"):
+    newer = FORMAT_VERSION + 1
+    (artifact / "manifest.json").write_text(json.dumps({**manifest, "format_version": newer}))
+    with pytest.raises(ArtifactRefusedError, match=rf"newer MedLitBot \(format {newer}\); "
+                                                   f"this install reads up to {FORMAT_VERSION}"):
         load_classifier(str(artifact))

@@ -8,6 +8,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
+from tests.import_support import api_import
+
 pytestmark = pytest.mark.django_db
 DEMO = Path(__file__).resolve().parent / "fixtures" / "demo_slice.csv"
 
@@ -27,10 +29,7 @@ def test_a_token_is_issued_for_a_username_and_password(user) -> None:
 
 def test_upload_list_and_read_a_dataset(client) -> None:
     upload = SimpleUploadedFile("demo_slice.csv", DEMO.read_bytes(), content_type="text/csv")
-    response = client.post("/api/datasets/?expand=report", {"file": upload, "name": "Demo"},
-                           format="multipart")
-    assert response.status_code == 201, response.content
-    body = response.json()
+    body = api_import(client, {"file": upload, "name": "Demo"}, query="?expand=report")
     assert body["row_count"] == 200
     assert body["is_multilabel"] is True
     assert sorted(body["label_names"]) == ["cardiovascular", "hepatorenal", "neurological",

@@ -22,6 +22,7 @@ from dataset_management.models import Dataset
 from projects import policy, services
 from projects.models import Activity, Membership, Project
 from tests.batch_support import DEMO_SLICE
+from tests.import_support import import_run_last
 from tests.test_review_orders_articles_least_certain_first import (
     LABELS,
     MULTI_ROWS,
@@ -370,11 +371,12 @@ def upload(client: APIClient, **fields: Any) -> Any:
 def test_an_upload_goes_to_the_named_project_else_to_the_personal_one(
     alice: APIClient, user: Any, team: Project, media_root: Any,
 ) -> None:
-    into_team = ok(upload(alice, name="Team copy", project=team.pk), 201)
+    into_team = ok(upload(alice, name="Team copy", project=team.pk), 202)
     assert into_team["project"] == team.pk
-    personal = ok(upload(alice, name="My copy"), 201)
+    assert import_run_last().dataset.project_id == team.pk  # what the worker's task runs
+    personal = ok(upload(alice, name="My copy"), 202)
     assert personal["project"] == services.project_personal(user=user).pk
-    assert Dataset.objects.get(pk=into_team["id"]).project_id == team.pk
+    assert import_run_last().dataset.project_id == personal["project"]
 
 
 def test_an_upload_to_a_project_you_cannot_upload_to_is_refused(

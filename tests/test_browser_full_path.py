@@ -85,8 +85,10 @@ def test_upload_train_watch_and_classify(app_server, start_worker, chromium_brow
     assert "multi-label" in page.inner_text("#validation-report")
     shot(page, screenshot_dir, "02-upload-preview")
     page.click("button:has-text('Create dataset')")
-    page.wait_for_url(re.compile(r"/datasets/\d+/$"))
-    assert "created with" in page.inner_text("main")
+    # The worker reads the file; its import page follows it, then opens the dataset.
+    page.wait_for_url(re.compile(r"/datasets/imports/\d+/$"))
+    page.wait_for_url(re.compile(r"/datasets/\d+/$"), timeout=120_000)
+    assert "Demo slice" in page.inner_text("h1")
     page.wait_for_selector("#label-chart")
     page.wait_for_timeout(500)  # let Chart.js draw before the screenshot
     shot(page, screenshot_dir, "03-dataset-detail")

@@ -20,6 +20,7 @@ from tests.bad_input_support import (
     web_confirm,
     web_upload,
 )
+from tests.import_support import import_run_last
 
 pytestmark = pytest.mark.django_db
 
@@ -89,18 +90,20 @@ def test_the_upload_page_refuses_at_step_one_when_the_preview_passes_the_cap(
     assert_nothing_kept()
 
 
-def test_the_upload_page_refuses_at_create_and_drops_the_staged_copy(
+def test_the_upload_page_queues_a_file_whose_first_rows_pass_and_its_import_fails_on_the_cap(
     settings, alice_client, media_root
 ) -> None:
-    # A cap the preview's sample stays within, so only the create step reads past it.
+    # A cap the preview's sample stays within, so only the worker's import reads past it.
     settings.DATASET_MAX_ROWS = PREVIEW_SAMPLE
     response = web_upload(alice_client, "over.csv", csv_text(PREVIEW_SAMPLE + 50).encode())
     assert response.status_code == 200, response.context.get("read_error")
     response = web_confirm(alice_client, response.context["staging"].token)
-    assert response.status_code == 400
-    assert response.context["read_error"] == over_cap(PREVIEW_SAMPLE)
-    assert over_cap(PREVIEW_SAMPLE) in response.content.decode()
-    assert_nothing_kept()
+    assert response.status_code == 302
+    job = import_run_last()  # what the worker's task runs
+    assert (job.status, job.reason) == ("failed", over_cap(PREVIEW_SAMPLE))
+    page = alice_client.get(response["Location"]).content.decode()
+    assert over_cap(PREVIEW_SAMPLE) in page
+    assert_nothing_kept()  # the staged copy and the import's input neither
 
 
 def test_the_api_answers_400_with_the_reason(capped, api_token, media_root) -> None:

@@ -17,6 +17,7 @@ from dataset_management.services import dataset_create_from_upload
 from projects.middleware import SESSION_KEY
 from projects.models import Role
 from projects.services import member_set, project_create
+from tests.import_support import import_run_last
 from tests.plugins.datasets import FORMATS
 
 pytestmark = pytest.mark.django_db
@@ -94,6 +95,7 @@ def test_a_maintainer_gets_the_buttons_and_uploads_into_the_current_project(
     bob_client.post(reverse("datasets:upload_confirm"), {
         "token": staging.token, "name": "Bob's", "split_ratios": "0.5,0.25,0.25", "seed": "42",
         "action": "create"})
+    assert import_run_last().status == "completed"  # what the worker's task runs
     assert Dataset.objects.get(name="Bob's").project == team_dataset.project
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from classification.engine.artifacts import FORMAT_VERSION
 from classification.ml_models import (
     TrainConfig,
     TrainConfigError,
@@ -59,7 +60,8 @@ def test_tfidf_save_then_load_gives_identical_predictions_without_a_pickle(
     # skops, not pickle: artifacts.py and sklearn_files.py say why.
     assert sorted(p.name for p in (tmp_path / "tfidf").iterdir()) == [
         "manifest.json", "model.skops"]
-    assert json.loads((tmp_path / "tfidf" / "manifest.json").read_text())["format_version"] == 2
+    manifest = json.loads((tmp_path / "tfidf" / "manifest.json").read_text())
+    assert manifest["format_version"] == FORMAT_VERSION
     loaded = load_classifier(str(tmp_path / "tfidf"))
     assert np.array_equal(loaded.predict_proba(test.texts), clf.predict_proba(test.texts))
     assert loaded.vectorizer.vocabulary_ == clf.vectorizer.vocabulary_

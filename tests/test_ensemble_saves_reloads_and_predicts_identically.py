@@ -124,7 +124,7 @@ class FixedMember(BaseClassifier):
         self.probabilities = probabilities
         self.label_names, self.multi_label = ["a", "b", "c"], False
 
-    def predict_proba(self, texts: list[str]) -> np.ndarray:
+    def predict_proba_raw(self, texts: list[str]) -> np.ndarray:
         return np.stack([self.probabilities[t] for t in texts])
 
     @classmethod

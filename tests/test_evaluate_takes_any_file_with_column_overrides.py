@@ -1,7 +1,8 @@
 """Evaluation maps a file's columns as import does: the model's own training mapping first (a
 file laid out like the training file needs no options), then detection, with overrides on the
-command line and a preview-and-override page on the web. Labels the model does not know are
-counted and named, never dropped in silence."""
+command line and a preview-and-override page on the web (which starts the evaluation job once the
+columns are known, and whose page offers them again). Labels the model does not know are counted
+and named, never dropped in silence."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from django.urls import reverse
 
 from classification import ml_models
 from classification.jobs.training import load_split
-from classification.models import MLModel
+from classification.models import EvaluationJob, MLModel
 from dataset_management.models import Dataset
+from tests.evaluation_support import run_here
 
 pytestmark = pytest.mark.django_db
 SLICE = Path(__file__).resolve().parent / "fixtures" / "demo_slice.csv"
@@ -154,10 +156,13 @@ def post_file(client, model: MLModel, path: Path):
                        {"file": upload})
 
 
-def test_web_upload_in_the_training_layout_is_scored_at_once(client_of, model, tmp_path):
+def test_web_upload_in_the_training_layout_starts_at_once_and_its_page_shows_the_scores(
+        client_of, model, tmp_path):
     response = post_file(client_of, model, tmp_path / "trained_layout.csv")
-    html = response.content.decode()
-    assert response.status_code == 200
+    job = run_here(response)
+    assert job.status == "completed", job.reason
+    assert job.overrides == {}
+    html = client_of.get(response["Location"]).content.decode()
     assert 'id="evaluation"' in html
     assert "Micro-F1" in html
     assert '<option value="dx" selected>' in html  # the columns used, ready to change
@@ -171,21 +176,10 @@ def test_web_preview_lets_the_person_pick_the_columns_then_scores(client_of, mod
     assert response.status_code == 200
     assert 'id="columns-problem"' in html
     assert "No abstract or text column found" in html
-    assert 'id="evaluation"' not in html
+    assert EvaluationJob.objects.count() == 0  # nothing starts until the columns are known
     for column in ("Heading", "Article", "Truth"):
         assert f'<option value="{column}"' in html
     token = response.context["token"]
-
-    response = client_of.post(reverse("classification:model_evaluate", args=[model.pk]), {
-        "token": token, "map_title": "Heading", "map_abstract": "Article", "map_label": "Truth",
-        "action": "evaluate",
-    })
-    html = response.content.decode()
-    assert response.status_code == 200
-    assert 'id="evaluation"' in html
-    assert response.context["result"]["n"] == 200
-    assert '<option value="Truth" selected>' in html
-    assert Dataset.objects.count() == 1  # evaluating never creates a dataset
 
     response = client_of.post(reverse("classification:model_evaluate", args=[model.pk]), {
         "token": token, "map_label": "Nope", "action": "evaluate",
@@ -193,19 +187,50 @@ def test_web_preview_lets_the_person_pick_the_columns_then_scores(client_of, mod
     assert "Those columns do not work" in response.content.decode()
     assert response.status_code == 400
 
-    response = client_of.post(reverse("classification:model_evaluate", args=[model.pk]),
-                              {"token": token, "action": "done"})
-    assert response.status_code == 302
+    response = client_of.post(reverse("classification:model_evaluate", args=[model.pk]), {
+        "token": token, "map_title": "Heading", "map_abstract": "Article", "map_label": "Truth",
+        "action": "evaluate",
+    })
+    job = run_here(response)
+    assert job.status == "completed", job.reason
+    assert job.result["n"] == 200
+    assert job.overrides == {"title_column": "Heading", "abstract_column": "Article",
+                             "label_column": "Truth"}
+    html = client_of.get(response["Location"]).content.decode()
+    assert 'id="evaluation"' in html
+    assert '<option value="Truth" selected>' in html
+    assert Dataset.objects.count() == 1  # evaluating never creates a dataset
+
+    # The staged upload went with the start: the token opens nothing any more.
     again = client_of.post(reverse("classification:model_evaluate", args=[model.pk]),
                            {"token": token, "action": "evaluate"}, follow=True)
     assert "expired" in again.content.decode()
+
+
+def test_web_evaluates_the_kept_file_again_with_other_columns(client_of, model, tmp_path):
+    rows = [(t, a, g, "x") for t, a, g in slice_rows()]
+    path = write_csv(tmp_path / "trained_layout_plus.csv", (*TRAINED_LAYOUT, "other"), rows)
+    first = run_here(post_file(client_of, model, path))
+    assert first.status == "completed", first.reason
+    response = client_of.post(reverse("classification:evaluation_rerun", args=[first.pk.hex]),
+                              {"map_label": "other"})
+    second = run_here(response)
+    assert second.pk != first.pk
+    assert second.status == "failed"
+    assert "None of the file's labels (x)" in second.reason
+    page = client_of.get(response["Location"]).content.decode()
+    assert 'id="evaluation-reason"' in page
+    assert "None of the file&#x27;s labels" in page
+    assert f"/evaluations/{first.pk.hex}/" in page  # the model's other evaluations are listed
 
 
 def test_web_names_the_unknown_labels(client_of, model, tmp_path):
     rows = slice_rows()
     rows[:4] = [(t, a, "dermatology") for t, a, _ in rows[:4]]
     path = write_csv(tmp_path / "unknown.csv", TRAINED_LAYOUT, rows)
-    html = post_file(client_of, model, path).content.decode()
+    response = post_file(client_of, model, path)
+    run_here(response)
+    html = client_of.get(response["Location"]).content.decode()
     assert 'id="unknown-labels"' in html
     assert "dermatology (4 rows)" in html
 
@@ -214,7 +239,8 @@ def test_web_a_staged_file_is_private_to_its_uploader(client_of, model, tmp_path
     from projects.models import Role
     from projects.services import member_set
 
-    token = post_file(client_of, model, tmp_path / "trained_layout.csv").context["token"]
+    other = write_csv(tmp_path / "other.csv", ("Heading", "Article", "Truth"), slice_rows())
+    token = post_file(client_of, model, other).context["token"]  # staged, columns asked for
     # A colleague who may evaluate the same model still cannot read another person's upload.
     member_set(actor=None, project=model.project, member=other_user, role=Role.REVIEWER)
     client_of.force_login(other_user)

@@ -19,6 +19,7 @@ from classification import ml_models, services
 from classification.jobs.training import load_split
 from classification.models import MLModel
 from dataset_management.selectors import dataset_rows_iter
+from tests.evaluation_support import run_here
 from tests.job_support import FIXTURES
 
 pytestmark = pytest.mark.django_db
@@ -106,8 +107,9 @@ def test_the_evaluate_page_shows_the_warning_with_the_count(
 
     response = alice_client.post(reverse("classification:model_evaluate", args=[trained.pk]),
                                  {"file": upload})
+    job = run_here(response)  # what the inference worker runs
 
-    page = response.content.decode()
-    assert response.status_code == 200
+    assert job.result["training_overlap"]["rows"] == seen
+    page = alice_client.get(response["Location"]).content.decode()
     assert f'id="training-overlap" data-rows="{seen}"' in page
     assert f"{seen} of 200 rows of this file are in the model&#x27;s training data" in page

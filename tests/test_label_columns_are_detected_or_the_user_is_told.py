@@ -17,6 +17,7 @@ from rest_framework.test import APIClient
 
 from dataset_management.mapping import mapping_detect
 from dataset_management.models import Dataset
+from tests.import_support import api_import, imports_run_queued
 from tests.plugins.datasets import FORMATS
 
 pytestmark = pytest.mark.django_db
@@ -113,10 +114,13 @@ def upload(client, content: bytes, name: str):
 
 
 def confirm(client, staging, **fields):
-    return client.post(reverse("datasets:upload_confirm"), {
+    """Create; a queued import is then run here, as the worker would run it."""
+    response = client.post(reverse("datasets:upload_confirm"), {
         "token": staging.token, "name": staging.name, "split_ratios": "0.8,0.1,0.1",
         "seed": "42", "action": "create", **fields,
     })
+    imports_run_queued()
+    return response
 
 
 def test_a_medical_abstract_condition_file_is_previewed_and_created_labelled(alice_client, user):
@@ -180,18 +184,17 @@ def test_an_unlabelled_dataset_is_never_offered_for_training(user, import_file) 
 def test_the_api_warns_when_an_import_found_no_label_column(api_token, media_root) -> None:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {api_token}")
-    response = client.post("/api/datasets/", {
+    dataset = api_import(client, {
         "file": SimpleUploadedFile("unlabelled.csv", title_abstract_csv()), "name": "U",
-    }, format="multipart")
-    assert response.status_code == 201, response.content
-    [warning] = response.json()["warnings"]
+    })
+    [warning] = dataset["warnings"]
     assert warning.startswith("No label column found (columns: title, abstract)")
     assert '"label_column" in mapping' in warning
-    response = client.post("/api/datasets/", {
+    dataset = api_import(client, {
         "file": SimpleUploadedFile("m.csv", medical_abstracts_csv()), "name": "M",
-    }, format="multipart")
-    assert response.json()["warnings"] == []
-    assert response.json()["label_field"] == "condition"
+    })
+    assert dataset["warnings"] == []
+    assert dataset["label_field"] == "condition"
     listing = client.get("/api/datasets/").json()["results"]
     assert [len(d["warnings"]) for d in listing] == [0, 1]
 

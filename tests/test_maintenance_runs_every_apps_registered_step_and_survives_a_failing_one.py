@@ -28,9 +28,11 @@ def stage_old_upload(media_root: Path, owner_id: int) -> Path:
 
 def test_the_apps_steps_are_registered_in_their_order_with_cores_own_last() -> None:
     assert [step.name for step in registry.maintenance_steps()] == [
-        "stuck_training_jobs", "dead_batches", "leftover_checkpoints",  # classification
-        "abandoned_staged_uploads",  # dataset_management
+        "stuck_training_jobs", "dead_batches", "dead_evaluations",  # classification
+        "leftover_checkpoints",
+        "abandoned_staged_uploads", "stale_dataset_imports",  # dataset_management
         "stale_screening_simulations",  # screening
+        "saved_search_runs",  # literature
         "old_worker_pings",  # core
     ]
 

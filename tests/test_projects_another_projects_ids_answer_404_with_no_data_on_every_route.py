@@ -20,9 +20,10 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from api.tokens import token_create
-from classification.models import BatchJob, MLModel, TrainingJob
+from classification.models import BatchJob, EvaluationJob, MLModel, TrainingJob
 from classification.review.models import ReviewItem
-from dataset_management.models import Dataset
+from dataset_management.models import Dataset, ImportJob
+from literature.models import SavedSearch, SearchRun
 from projects import services as project_services
 from screening.models import ScreeningSession, SimulationRun
 
@@ -70,6 +71,8 @@ def victim_ids(db: None) -> dict[str, Any]:
                                    name="Zeta model", model_type="tfidf_svm")
     job = TrainingJob.objects.create(ml_model=model, reason="zeta failure")
     batch = BatchJob.objects.create(ml_model=model, owner=alice, filename="zeta_batch.csv")
+    evaluation = EvaluationJob.objects.create(ml_model=model, owner=alice,
+                                              filename="zeta_evaluation.csv")
     ReviewItem.objects.create(batch=batch, row=1, title="Zeta article", abstract="zeta")
     invitation, _ = project_services.invitation_create(user=alice, project=project,
                                                        role="viewer", email="zeta@example.org")
@@ -77,11 +80,20 @@ def victim_ids(db: None) -> dict[str, Any]:
     session = ScreeningSession.objects.create(project=project, dataset=dataset,
                                               name="Zeta screening", labels=["zeta_label"])
     simulation = SimulationRun.objects.create(dataset=dataset, label="zeta_label")
+    dataset_import = ImportJob.objects.create(project=project, owner=alice, name="Zeta import",
+                                              filename="zeta.csv", reason="zeta failure")
+    search = SavedSearch.objects.create(project=project, owner=alice, name="Zeta search",
+                                        query="zeta[tiab]", collection=dataset)
+    search_run = SearchRun.objects.create(search=search, query="zeta[tiab]",
+                                          digest="1 new article; 1 predicted zeta_label")
     # fmt and action are not ids: the first of their kind, so the view reaches its lookup.
     return {"datasets": dataset.pk, "models": model.pk, "jobs": job.pk, "batches": batch.pk.hex,
+            "evaluations": evaluation.pk.hex,
             "projects": project.pk, "tokens": token.pk, "row": 1, "user_id": alice.pk,
             "invitation_id": invitation.pk, "screening": session.pk,
-            "simulations": simulation.pk, "fmt": "csv", "action": "resolve"}
+            "simulations": simulation.pk, "imports": dataset_import.pk,
+            "fmt": "csv", "action": "resolve",
+            "searches": search.pk, "runs": search_run.pk}
 
 
 @pytest.fixture

@@ -108,7 +108,7 @@ def test_two_reviewers_screen_blind_and_a_maintainer_resolves_the_conflict(
            ).not_to_have_text(needed_before)
     expect(mona.locator("#agreement-table tr[data-label='oncological'] .n")).to_have_text("3")
     expect(mona.locator("#agreement-table tr[data-label='oncological'] .kappa")
-           ).to_contain_text("κ = 0.4")
+           ).to_contain_text("κ = 0.40 [")
     expect(mona.locator("#conflict-count")).to_have_text("1")
     conflict = mona.locator("#conflicts .conflict")
     expect(conflict).to_contain_text(rita_titles[2])
@@ -122,7 +122,7 @@ def test_two_reviewers_screen_blind_and_a_maintainer_resolves_the_conflict(
     expect(mona.locator("#conflicts")).to_contain_text("No conflicts.")
     expect(mona.locator("#remaining")).to_have_text(str(total - 3))
     expect(mona.locator("#agreement-table tr[data-label='oncological'] .kappa")
-           ).to_contain_text("κ = 0.4")
+           ).to_contain_text("κ = 0.40 [")
     resolved = Record.objects.get(session=session, title=rita_titles[2])
     assert resolved.final == {"oncological": "yes"}
     assert resolved.done

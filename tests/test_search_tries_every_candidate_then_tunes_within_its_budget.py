@@ -36,7 +36,8 @@ def test_every_candidate_is_tried_at_its_defaults_first_and_the_best_trial_wins(
     labels = sorted(set(train.label_space()) | set(val.label_space()))
     events: list[dict] = []
     clf = SearchClassifier()
-    metrics = clf.fit(train, val, search_config(tmp_path, 0.25, CANDIDATES, labels),
+    # Half a minute: each TF-IDF trial is five cross-validation fits and the kept model's.
+    metrics = clf.fit(train, val, search_config(tmp_path, 0.5, CANDIDATES, labels),
                       events.append, lambda: False)
 
     trials = study_at(tmp_path).trials
@@ -51,13 +52,16 @@ def test_every_candidate_is_tried_at_its_defaults_first_and_the_best_trial_wins(
     singles = [t for t in trials if t.params["model_type"] != "ensemble" and t.value is not None]
     best = max(singles, key=lambda t: t.value)
     winner = search["winner"]
+    if search["verdict"].startswith("Kept the untuned default"):
+        # The tuned best did not beat the defaults by more than the noise: the best default won.
+        best = max((t for t in singles if t.user_attrs["default"]), key=lambda t: t.value)
     assert winner["validation_macro_f1"] >= best.value
     assert winner["model_type"] in (best.params["model_type"], "ensemble")
     # The budget bounds the trials: one started before it ran out may finish after it, and
     # the ensemble is tried after the last (about a second here).
     ensemble = sum(t.user_attrs["seconds"] for t in trials if t.params["model_type"] == "ensemble")
     longest = max(t.user_attrs["seconds"] for t in singles)
-    assert search["spent_seconds"] < 0.25 * 60 + longest + ensemble + 2.0
+    assert search["spent_seconds"] < 0.5 * 60 + longest + ensemble + 2.0
     assert search["trials"]["complete"] == sum(1 for t in trials if t.state.name == "COMPLETE")
 
     board = [row for row in events if "leaderboard" in row][-1]["leaderboard"]
@@ -76,7 +80,7 @@ def test_a_stop_keeps_the_best_so_far_and_the_same_storage_continues_the_study(
         demo_split, tmp_path) -> None:
     train, val, _ = demo_split
     labels = sorted(set(train.label_space()) | set(val.label_space()))
-    config = search_config(tmp_path, 0.2, CANDIDATES, labels)
+    config = search_config(tmp_path, 0.6, CANDIDATES, labels)
     finished: list[int] = []
 
     def count(event: dict) -> None:

@@ -68,8 +68,15 @@ def test_two_training_nodes_share_the_work_survive_a_kill_and_the_web_predicts_w
         with (FIXTURES / "demo_slice.csv").open("rb") as handle:
             answer = api.post(f"{web.url}/api/datasets/", files={"file": handle},
                               data={"name": "Slice on the web node"}, timeout=60)
-        assert answer.status_code == 201, answer.text
-        dataset_id = answer.json()["id"]
+        assert answer.status_code == 202, answer.text
+        # The import is read on another node, from the copy the web published.
+        start_worker(queues=(settings.QUEUE_DEFAULT,), pool="threads", **FAST, **nodes["node-b"])
+        follow = f"{web.url}{answer.json()['url']}"
+        wait_for(lambda: not api.get(follow, timeout=30).json()["is_active"], 120,
+                 "the import to end")
+        imported = api.get(follow, timeout=30).json()
+        assert imported["status"] == "completed", imported["reason"]
+        dataset_id = imported["dataset"]
 
         def train(model_type: str, config: dict[str, Any]) -> int:
             reply = api.post(f"{web.url}/api/jobs/", json={

@@ -8,7 +8,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from dataset_management.models import Dataset
+from dataset_management.models import Dataset, ImportJob
+from tests.import_support import import_run_last
 
 pytestmark = pytest.mark.django_db
 DEMO = Path(__file__).resolve().parent / "fixtures" / "demo_slice.csv"
@@ -32,18 +33,24 @@ def test_upload_shows_a_preview_with_the_detected_mapping(alice_client) -> None:
     assert not Dataset.objects.exists()  # nothing saved before confirmation
 
 
-def test_confirm_creates_the_dataset_and_shows_its_detail(alice_client, user) -> None:
+def test_confirm_queues_the_import_whose_page_leads_to_the_dataset(alice_client, user) -> None:
     staging = upload(alice_client).context["staging"]
     response = alice_client.post(reverse("datasets:upload_confirm"), {
         "token": staging.token, "name": "Demo slice", "split_ratios": "0.7,0.15,0.15",
         "seed": "7", "map_label": "group", "action": "create",
-    }, follow=True)
+    })
+    job = ImportJob.objects.get(owner=user)
+    assert response["Location"] == reverse("datasets:import_detail", args=[job.pk])
+    assert not Dataset.objects.exists()  # the worker makes it
+    assert "Queued" in alice_client.get(response["Location"]).content.decode()
+    assert import_run_last().status == "completed"
     dataset = Dataset.objects.get(owner=user)
     assert dataset.name == "Demo slice"
     assert dataset.row_count == 200
     assert dataset.split_seed == 7
-    html = response.content.decode()
-    assert "created with 200 rows" in html
+    page = alice_client.get(response["Location"]).content.decode()
+    assert reverse("datasets:detail", args=[dataset.pk]) in page
+    html = alice_client.get(reverse("datasets:detail", args=[dataset.pk])).content.decode()
     assert 'id="samples"' in html
     assert "label-chart" in html
     assert "length-chart" in html
@@ -96,6 +103,7 @@ def test_delete_warns_about_models_and_keeps_them(alice_client, user, rows) -> N
         "token": staging.token, "name": "Demo", "split_ratios": "0.8,0.1,0.1", "seed": "42",
         "action": "create",
     })
+    import_run_last()
     dataset = Dataset.objects.get(owner=user)
     model = rows.model(user, dataset, name="Uses the demo")
     page = alice_client.get(reverse("datasets:detail", args=[dataset.pk])).content.decode()
@@ -120,6 +128,7 @@ def test_detail_shows_the_stored_validation_report(alice_client, user) -> None:
         "token": staging.token, "name": "Dirty", "split_ratios": "0.8,0.1,0.1", "seed": "42",
         "action": "create",
     })
+    import_run_last()
     dataset = Dataset.objects.get(owner=user)
     html = alice_client.get(reverse("datasets:detail", args=[dataset.pk])).content.decode()
     assert 'id="validation-report"' in html

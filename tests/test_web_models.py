@@ -10,6 +10,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from tests.evaluation_support import run_here
+
 pytestmark = pytest.mark.django_db
 DEMO = Path(__file__).resolve().parent / "fixtures" / "demo_slice.csv"
 
@@ -39,9 +41,10 @@ def test_evaluate_on_another_file_shows_its_scores(alice_client, trained_model) 
     upload = SimpleUploadedFile("eval.csv", DEMO.read_bytes(), content_type="text/csv")
     response = alice_client.post(
         reverse("classification:model_evaluate", args=[trained_model.pk]), {"file": upload},
-        follow=True,
     )
-    html = response.content.decode()
+    job = run_here(response)  # what the inference worker runs
+    assert job.status == "completed", job.reason
+    html = alice_client.get(response["Location"]).content.decode()
     assert 'id="evaluation"' in html
     assert "Evaluation on eval.csv" in html
     assert "Micro-F1" in html

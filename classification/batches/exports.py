@@ -23,6 +23,7 @@ from dataset_management.articles import articles_read
 from dataset_management.export import (
     CONTENT_TYPES,
     EXPORT_FORMATS,
+    KEPT_IDENTIFIERS,
     PREDICTED,
     Export,
     csv_chunks,
@@ -103,13 +104,8 @@ def predictions_write(*, items: Iterable[dict[str, Any]], target: Path, fmt: str
             yield item
 
     if fmt == "csv":
-        # `text` first, as predict's CSV always had it; the id joins it back to the input.
-        rows = itertools.chain(
-            [["text", PREDICTED, *[f"p_{name}" for name in label_names], "id", "note"]],
-            ([article_text(item["title"], item["abstract"]), item[PREDICTED],
-              *[_probability(item["probabilities"].get(name)) for name in label_names],
-              item_id(item), item["note"]] for item in counted(items)))
-        chunks: Iterable[str] = csv_chunks(rows, bom=False)
+        chunks: Iterable[str] = csv_chunks(_predict_csv_rows(counted(items), label_names),
+                                           bom=False)
     elif fmt == "ris":
         chunks = ris_chunks(counted(items), prefix=settings.EXPORT_LABEL_PREFIX)
     else:
@@ -124,6 +120,20 @@ def predictions_write(*, items: Iterable[dict[str, Any]], target: Path, fmt: str
         Path(tmp).unlink(missing_ok=True)
         raise
     return counts[0], counts[1]
+
+
+def _predict_csv_rows(items: Iterator[dict[str, Any]],
+                      label_names: list[str]) -> Iterator[list[Any]]:
+    """`text` first, as predict's CSV always had it; the id joins it back to the input. A
+    format whose identifiers every export keeps (PubMed XML: pmid, doi) has them after note."""
+    first = next(items, None)
+    kept = KEPT_IDENTIFIERS.get(first["source_format"], ()) if first else ()
+    yield ["text", PREDICTED, *[f"p_{name}" for name in label_names], "id", "note", *kept]
+    for item in itertools.chain([first] if first else [], items):
+        identifiers = item.get("identifiers") or {}
+        yield [article_text(item["title"], item["abstract"]), item[PREDICTED],
+               *[_probability(item["probabilities"].get(name)) for name in label_names],
+               item_id(item), item["note"], *[identifiers.get(kind, "") for kind in kept]]
 
 
 def _probability(value: float | None) -> Any:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,25 @@ def batch_job_result_file(*, batch: BatchJob) -> Path | None:
     except OSError:
         return None
     return path if path.is_file() else None
+
+
+def batch_job_items(*, batch: BatchJob) -> Iterator[dict[str, Any]] | None:
+    """A completed batch's articles as the runner stored them, in order: one export item each
+    (`row`, `identifiers`, `title`, `abstract`, `predicted_labels`, `probabilities`, `note`,
+    which says "skipped: ..." for an article without text). None while there is no result, or
+    when the batch finished before its records were kept beside the CSV."""
+    result = batch_job_result_file(batch=batch)
+    records = result.with_name(storage.RECORDS_NAME) if result is not None else None
+    if records is None or not records.is_file():
+        return None
+
+    def read() -> Iterator[dict[str, Any]]:
+        with records.open(encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    yield json.loads(line)
+
+    return read()
 
 
 def batch_job_result_name(*, batch: BatchJob) -> str:

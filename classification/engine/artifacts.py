@@ -20,7 +20,9 @@ from typing import Any
 
 MANIFEST = "manifest.json"
 # 1: scikit-learn parts pickled in model.joblib. 2: in model.skops, loaded without pickle.
-FORMAT_VERSION = 2
+# 3: the manifest adds "calibration" (engine/calibration.py), "recall_target" and
+# "recall_thresholds"; the files are as in 2.
+FORMAT_VERSION = 3
 _LIBRARIES = (
     "torch",
     "transformers",
@@ -94,9 +96,19 @@ def _format_1_to_2(manifest: dict[str, Any]) -> dict[str, Any]:
     return manifest
 
 
+def _format_2_to_3(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Format 3 added calibration and recall thresholds, fitted on validation at the end of
+    training. A format 2 model had neither: it reads as uncalibrated (the identity map, so it
+    predicts exactly as before) with no recall thresholds (threshold=recall is refused with a
+    sentence saying to retrain)."""
+    return {**manifest, "calibration": {"method": "none"}, "recall_target": None,
+            "recall_thresholds": []}
+
+
 # How a manifest of format N is read as format N + 1: one entry per format before FORMAT_VERSION
 # (a test fails when a new format comes without one).
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _format_1_to_2}
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: _format_1_to_2, 2: _format_2_to_3}
 
 
 def newer_format_message(*, version: int, path: str) -> str:

@@ -7,10 +7,15 @@ from typing import Any
 
 import numpy as np
 
-from .decisions import single_label_choice, tune_class_offsets
+from .calibration import Calibration, calibration_report, fit_calibration
+from .decisions import recall_thresholds, single_label_choice, tune_class_offsets
 from .device import DevicePlan
 from .metrics import apply_thresholds, compute_metrics, encode_labels, tune_thresholds
 from .types import TextData, TrainConfig, check_texts
+
+# Which per-label thresholds predict applies: the F1-tuned ones, or those set for a recall target.
+THRESHOLD_F1, THRESHOLD_RECALL = "f1", "recall"
+THRESHOLD_CHOICES = (THRESHOLD_F1, THRESHOLD_RECALL)
 
 
 class BaseClassifier(ABC):
@@ -24,6 +29,12 @@ class BaseClassifier(ABC):
         self.thresholds: list[float] = []
         # Single-label only: added to log-probabilities before argmax (decisions.py).
         self.class_offsets: list[float] = []
+        # Fitted on validation by _tune; identity until then and for models saved before it.
+        self.calibration = Calibration()
+        # Per label, the highest threshold reaching the recall target on validation (and that
+        # recall, precision and positives there): decisions.recall_threshold. [] before format 3.
+        self.recall_thresholds: list[dict[str, Any]] = []
+        self.recall_target: float | None = None
         self.metrics: dict[str, Any] = {}
         self.config: TrainConfig | None = None
         self.timings: dict[str, float] = {}
@@ -31,8 +42,18 @@ class BaseClassifier(ABC):
         self.fast_path: dict[str, Any] = {}
 
     @abstractmethod
+    def predict_proba_raw(self, texts: list[str]) -> np.ndarray:
+        """(n, L) probabilities as the model gives them, before calibration; input order."""
+
     def predict_proba(self, texts: list[str]) -> np.ndarray:
-        """(n, L) probabilities, rows in input order."""
+        """(n, L) calibrated probabilities, rows in input order: what every caller sees."""
+        return self.calibration.apply(self.predict_proba_raw(texts))
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether the probabilities were calibrated on validation (False for a model saved
+        before calibration, or trained with calibration "none")."""
+        return self.calibration.fitted
 
     @classmethod
     @abstractmethod
@@ -62,14 +83,28 @@ class BaseClassifier(ABC):
         y = encode_labels(data.labels, self.label_names)
         return y if self.multi_label else y.argmax(axis=1)
 
-    def _tune(self, val: TextData, val_prob: np.ndarray | None = None) -> None:
-        """Thresholds (multi-label) or per-class offsets (single-label) from validation."""
+    def _tune(self, val: TextData, raw: np.ndarray | None = None) -> np.ndarray:
+        """Calibration, then thresholds (multi-label) or per-class offsets (single-label) and
+        the recall thresholds, all from validation; returns its calibrated probabilities.
+
+        `raw`: validation probabilities before calibration. The decision rules are tuned on
+        the calibrated ones, since those are what predict will threshold.
+        """
         self.thresholds = [0.5] * len(self.label_names)
-        self.class_offsets = []
+        self.class_offsets, self.recall_thresholds = [], []
+        self.calibration = Calibration(multi_label=self.multi_label)
         if not len(val):
-            return
-        prob = self.predict_proba(val.texts) if val_prob is None else val_prob
+            return np.zeros((0, len(self.label_names)))
+        raw = self.predict_proba_raw(val.texts) if raw is None else raw
+        truth = encode_labels(val.labels, self.label_names)
+        config = self.config or TrainConfig()
+        self.calibration = fit_calibration(prob=raw, truth=truth, multi_label=self.multi_label,
+                                           method=config.calibration)
+        prob = self.calibration.apply(raw)
         self.thresholds, self.class_offsets = self._decision_rules(val, prob)
+        self.recall_target = float(config.recall_target)
+        self.recall_thresholds = recall_thresholds(truth, prob, self.recall_target)
+        return prob
 
     def _decision_rules(self, val: TextData, prob: np.ndarray) -> tuple[list[float], list[float]]:
         """(thresholds, class offsets) tuned on validation probabilities from any path."""
@@ -91,21 +126,69 @@ class BaseClassifier(ABC):
     def evaluate(self, data: TextData) -> dict[str, Any]:
         rows = [i for i, row in enumerate(data.labels) if row]
         data = data.subset(rows) if len(rows) < len(data) else data
-        prob = self.predict_proba(data.texts) if len(data) else np.zeros((0, len(self.label_names)))
-        return self._metrics_from_prob(data, prob)
+        if not len(data):
+            return self._metrics_from_prob(data, np.zeros((0, len(self.label_names))))
+        raw = self.predict_proba_raw(data.texts)
+        return self._metrics_from_prob(data, self.calibration.apply(raw), raw=raw)
 
-    def _metrics_from_prob(self, data: TextData, prob: np.ndarray) -> dict[str, Any]:
-        return compute_metrics(
+    def _metrics_from_prob(self, data: TextData, prob: np.ndarray,
+                           raw: np.ndarray | None = None) -> dict[str, Any]:
+        """The metrics of calibrated probabilities; given the raw ones too, with the ECE before
+        and after calibration and each label's two thresholds and what they reach here."""
+        metrics = compute_metrics(
             data.labels, prob, self.label_names, self.multi_label, self.thresholds, data.texts,
             self.class_offsets,
         )
+        if raw is not None and len(data):
+            truth = encode_labels(data.labels, self.label_names)
+            report = calibration_report(raw=raw, calibrated=prob, truth=truth,
+                                        multi_label=self.multi_label,
+                                        method=self.calibration.method)
+            metrics["calibration"] = report
+            metrics["ece"], metrics["ece_uncalibrated"] = report["ece_after"], report["ece_before"]
+            metrics["decision_thresholds"] = self._thresholds_report(truth, prob)
+        return metrics
 
-    def predict(self, texts: list[str], *, fast: bool = False) -> list[dict[str, Any]]:
-        """Labels and probabilities per text. fast=True (batches) takes the fast path when the
-        model has one that kept its validation quality, with that path's own decision rules."""
+    def _thresholds_report(self, truth: np.ndarray, prob: np.ndarray) -> dict[str, Any]:
+        """Per label: the F1-tuned threshold (multi-label), the recall one with what it reached
+        on validation, and the recall and precision it reaches on these rows."""
+        per_label = {}
+        for j, name in enumerate(self.label_names):
+            fitted = self.recall_thresholds[j] if j < len(self.recall_thresholds) else {}
+            t, y = fitted.get("threshold"), truth[:, j].astype(bool)
+            flagged = prob[:, j] >= t if t is not None else np.zeros(len(y), dtype=bool)
+            per_label[name] = {
+                "f1": self.thresholds[j] if self.multi_label and j < len(self.thresholds)
+                else None,
+                "recall": t,
+                "validation_recall": fitted.get("recall"),
+                "validation_precision": fitted.get("precision"),
+                "validation_positives": fitted.get("positives"),
+                "recall_here": float((flagged & y).sum() / y.sum()) if t is not None and y.any()
+                else None,
+                "precision_here": float((flagged & y).sum() / flagged.sum()) if flagged.any()
+                else None,
+            }
+        return {"recall_target": self.recall_target, "per_label": per_label}
+
+    def predict(self, texts: list[str], *, fast: bool = False,
+                threshold: str = THRESHOLD_F1) -> list[dict[str, Any]]:
+        """Labels and (calibrated) probabilities per text. fast=True (batches) takes the fast
+        path when the model has one that kept its validation quality, with that path's own
+        decision rules. threshold="recall" gives every label whose probability reaches its
+        recall threshold (at least the likeliest label, so a single-label model may give
+        several); it takes the standard path, whose probabilities those thresholds were set on.
+        """
         check_texts(texts)
         if not texts:
             return []
+        if threshold == THRESHOLD_RECALL:
+            prob = self.predict_proba(list(texts))
+            chosen = apply_thresholds(prob, self._recall_decision_thresholds())
+            return self._predictions(prob, chosen)
+        if threshold != THRESHOLD_F1:
+            raise ValueError(f"threshold is {THRESHOLD_F1} or {THRESHOLD_RECALL}, not "
+                             f"{threshold!r}")
         thresholds, offsets = self.thresholds, self.class_offsets
         if fast and self.fast_path_used:
             prob = self.predict_proba_fast(list(texts))
@@ -113,7 +196,18 @@ class BaseClassifier(ABC):
             offsets = self.fast_path.get("class_offsets") or []
         else:
             prob = self.predict_proba(list(texts))
-        chosen = self._choices(prob, thresholds, offsets)
+        return self._predictions(prob, self._choices(prob, thresholds, offsets))
+
+    def _recall_decision_thresholds(self) -> list[float]:
+        """Each label's recall threshold; where validation had no positive, its F1 one."""
+        if not self.recall_thresholds:
+            raise ValueError("This model was saved before recall thresholds existed: retrain "
+                             "it to predict with threshold=recall, or use threshold=f1.")
+        defaults = self.thresholds or [0.5] * len(self.label_names)
+        return [r["threshold"] if r.get("threshold") is not None else defaults[j]
+                for j, r in enumerate(self.recall_thresholds)]
+
+    def _predictions(self, prob: np.ndarray, chosen: np.ndarray) -> list[dict[str, Any]]:
         return [
             {
                 "labels": [self.label_names[j] for j in np.nonzero(chosen[i])[0]],
@@ -121,7 +215,7 @@ class BaseClassifier(ABC):
                     name: float(prob[i, j]) for j, name in enumerate(self.label_names)
                 },
             }
-            for i in range(len(texts))
+            for i in range(len(prob))
         ]
 
     def _choices(self, prob: np.ndarray, thresholds: list[float],
@@ -141,6 +235,9 @@ class BaseClassifier(ABC):
             "multi_label": self.multi_label,
             "thresholds": self.thresholds,
             "class_offsets": self.class_offsets,
+            "calibration": self.calibration.as_dict(),
+            "recall_target": self.recall_target,
+            "recall_thresholds": self.recall_thresholds,
             "metrics": self.metrics,
             "config": self.config.as_dict() if self.config else {},
             "device_plan": self.device_plan.as_dict() if self.device_plan else {},
@@ -153,6 +250,9 @@ class BaseClassifier(ABC):
         self.multi_label = bool(manifest["multi_label"])
         self.thresholds = list(manifest.get("thresholds") or [0.5] * len(self.label_names))
         self.class_offsets = list(manifest.get("class_offsets") or [])
+        self.calibration = Calibration.from_dict(manifest.get("calibration"))
+        self.recall_target = manifest.get("recall_target")
+        self.recall_thresholds = list(manifest.get("recall_thresholds") or [])
         self.metrics = manifest.get("metrics", {})
         # Not strict: a manifest may predate the settings' bounds, and the model must load.
         self.config = TrainConfig.from_dict(manifest.get("config", {}), strict=False)

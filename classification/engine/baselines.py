@@ -17,6 +17,7 @@ from .base import BaseClassifier
 from .sklearn_files import parts_load, parts_save
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
 
+EMBED_REPORT_SECONDS = 5.0  # how often embedding says how far it got
 # Each head's C unless the job sets regularization_c (a search tunes it).
 DEFAULT_C = {"svm": 0.5, "embed": 4.0, "tfidf": 10.0}
 
@@ -102,13 +103,14 @@ class SklearnClassifier(BaseClassifier):
         )
         progress_cb({"phase": "evaluating"})
         val = val.subset([i for i, row in enumerate(val.labels) if row])
-        val_prob = self.predict_proba(val.texts) if len(val) else None
-        self._tune(val, val_prob)
-        self.metrics = self._metrics_from_prob(val, val_prob) if val_prob is not None else {}
+        raw = self.predict_proba_raw(val.texts) if len(val) else None
+        # Calibrated on validation; thresholds are then tuned on the calibrated values.
+        prob = self._tune(val, raw)
+        self.metrics = self._metrics_from_prob(val, prob, raw=raw) if raw is not None else {}
         progress_cb({"phase": "evaluating", "metrics": _headline(self.metrics)})
         return self.metrics
 
-    def predict_proba(self, texts: list[str]) -> np.ndarray:
+    def predict_proba_raw(self, texts: list[str]) -> np.ndarray:
         prob = np.asarray(self.head.predict_proba(self._features(texts)), dtype=np.float64)
         return prob
 
@@ -142,8 +144,21 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
         super().__init__(model_type, device_plan)
         self._encoder: Any = None
         # Set by a search to one dict shared by its trials: the encoder is frozen, so a trial
-        # that only changes C reuses the embeddings (minutes on a CPU) instead of recomputing.
+        # that only changes C, or scores another cross-validation fold, reuses each text's
+        # embedding (minutes on a CPU) instead of recomputing it.
         self.shared_cache: dict[Any, Any] | None = None
+        self.progress_cb: ProgressCallback | None = None
+        self.should_stop: ShouldStop | None = None
+        self._reported = 0.0
+
+    def fit(self, train: TextData, val: TextData, config: TrainConfig,
+            progress_cb: ProgressCallback, should_stop: ShouldStop) -> dict[str, Any]:
+        # Embedding reports, and honours a stop, per batch (_embedded); only while fitting.
+        self.progress_cb, self.should_stop = progress_cb, should_stop
+        try:
+            return super().fit(train, val, config, progress_cb, should_stop)
+        finally:
+            self.should_stop = None
 
     def _encoder_parts(self) -> Any:
         if self._encoder is None and self.shared_cache is not None:
@@ -152,24 +167,48 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
             from .batching import load_encoder
             from .loading import resolve_model_dir
 
+            started = time.perf_counter()
             model_dir = resolve_model_dir(self.model_type, self.config or TrainConfig())
             self._encoder = load_encoder(model_dir, self.device_plan)
+            self.timings["encoder_load_seconds"] = time.perf_counter() - started
             if self.shared_cache is not None:
                 self.shared_cache["encoder"] = self._encoder
+                self.shared_cache["encoder_load_seconds"] = self.timings["encoder_load_seconds"]
         return self._encoder
+
+    def _embedded(self, done: int, total: int) -> None:
+        """A batch encoded: said at most every EMBED_REPORT_SECONDS (and at the end), so a
+        minute of embeddings is steady progress to the watchdog, not one long silence."""
+        if self.should_stop is not None and done < total and self.should_stop():
+            raise TrainingStopped(None, "Stopped while embedding")
+        now = time.monotonic()
+        if self.progress_cb is None or (done < total and now - self._reported
+                                        < EMBED_REPORT_SECONDS):
+            return
+        self._reported = now
+        self.progress_cb({"message": f"embedding: {done} of {total} texts"})
 
     def _features(self, texts: list[str]) -> Any:
         from .batching import encode_mean_pooled
 
         max_length = self.config.max_length if self.config else 256
-        key = (max_length, len(texts), hash(tuple(texts)))
-        if self.shared_cache is not None and key in self.shared_cache:
-            return self.shared_cache[key]
-        model, tokenizer, plan = self._encoder_parts()
-        features = encode_mean_pooled(model, tokenizer, texts, plan, max_length=max_length)
-        if self.shared_cache is not None:
-            self.shared_cache[key] = features
-        return features
+        cache: dict[str, np.ndarray] = (
+            {} if self.shared_cache is None
+            else self.shared_cache.setdefault(("embeddings", max_length), {}))
+        missing = list(dict.fromkeys(t for t in texts if t not in cache))
+        if missing:
+            model, tokenizer, plan = self._encoder_parts()
+            started = time.perf_counter()
+            vectors = encode_mean_pooled(model, tokenizer, missing, plan, max_length=max_length,
+                                         on_batch=self._embedded)
+            cache.update(zip(missing, vectors, strict=True))
+            # A search keeps aside the time its winner needs to embed the test split.
+            self.timings["embed_seconds_per_text"] = (time.perf_counter() - started) / len(missing)
+            if self.shared_cache is not None:
+                self.shared_cache["embed_seconds_per_text"] = self.timings["embed_seconds_per_text"]
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([cache[t] for t in texts])
 
     def _fit_features(self, texts: list[str]) -> Any:
         return self._features(texts)

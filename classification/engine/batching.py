@@ -7,6 +7,7 @@ order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -61,14 +62,19 @@ def probabilities(logits: np.ndarray, multi_label: bool) -> np.ndarray:
 
 
 def forward_batches(
-    model: Any, tokenizer: Any, texts: list[str], plan: DevicePlan, max_length: int, fn: Any
+    model: Any, tokenizer: Any, texts: list[str], plan: DevicePlan, max_length: int, fn: Any,
+    on_batch: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
-    """Run fn(model_output, attention_mask) per length-sorted batch; rows back in input order."""
+    """Run fn(model_output, attention_mask) per length-sorted batch; rows back in input order.
+
+    `on_batch(done, total)` after each batch: a long encoding is progress the job's watchdog
+    must see, not a silence it may take for a hang."""
     import torch
 
     encoded, batches = length_sorted_batches(tokenizer, texts, max_length)
     keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
     out: np.ndarray | None = None
+    done = 0
     with torch.inference_mode():
         for batch in batches:
             features = [{k: encoded[k][i] for k in keys} for i in batch]
@@ -84,11 +90,15 @@ def forward_batches(
             if out is None:
                 out = np.zeros((len(texts), result.shape[1]), dtype=np.float32)
             out[batch] = result
+            done += len(batch)
+            if on_batch is not None:
+                on_batch(done, len(texts))
     return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
 
 def encode_mean_pooled(
-    model: Any, tokenizer: Any, texts: list[str], plan: DevicePlan, max_length: int = 256
+    model: Any, tokenizer: Any, texts: list[str], plan: DevicePlan, max_length: int = 256,
+    on_batch: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
     import torch
 
@@ -98,4 +108,4 @@ def encode_mean_pooled(
         mean = summed / mask.sum(dim=1).clamp(min=1.0)
         return torch.nn.functional.normalize(mean, dim=-1)
 
-    return forward_batches(model, tokenizer, texts, plan, max_length, pool)
+    return forward_batches(model, tokenizer, texts, plan, max_length, pool, on_batch)

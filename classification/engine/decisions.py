@@ -10,6 +10,8 @@ a small validation split rewards noise: on the demo data plain argmax usually st
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .metrics import macro_f1
@@ -82,3 +84,29 @@ def tune_class_offsets(y_true: np.ndarray, prob: np.ndarray) -> list[float]:
         if tuned < plain + MIN_GAIN / 2:
             return zeros
     return [float(v) for v in offsets]
+
+
+def recall_threshold(p: np.ndarray, y: np.ndarray, target: float) -> dict[str, float | int | None]:
+    """One label's highest threshold whose recall on (p, y) reaches target, with its recall,
+    precision and positives; threshold None when the label has no positive row to aim at.
+
+    The highest such threshold flags the fewest articles: screening reads fewer for the same
+    recall. It sits exactly on a positive's probability, since "p >= t" includes that row.
+    """
+    y = np.asarray(y).astype(bool)
+    positives = int(y.sum())
+    if not positives:
+        return {"threshold": None, "recall": None, "precision": None, "positives": 0}
+    needed = max(1, math.ceil(target * positives - 1e-9))
+    threshold = float(np.sort(p[y])[::-1][needed - 1])
+    flagged = p >= threshold
+    return {"threshold": threshold,
+            "recall": float((flagged & y).sum() / positives),
+            "precision": float((flagged & y).sum() / max(1, flagged.sum())),
+            "positives": positives}
+
+
+def recall_thresholds(truth: np.ndarray, prob: np.ndarray,
+                      target: float) -> list[dict[str, float | int | None]]:
+    """recall_threshold per label: truth and prob are (n, L), whatever the task shape."""
+    return [recall_threshold(prob[:, j], truth[:, j], target) for j in range(prob.shape[1])]

@@ -122,9 +122,10 @@ class EnsembleClassifier(BaseClassifier):
         progress({"phase": "training", "step": 0, "total_steps": 1, "epoch": 0.0,
                   "total_epochs": 1, "message": "Tuning the members' weights"})
         clf.weights = [float(w) for w in tune_weights(probs, truth, clf.multi_label)]
-        prob = clf._combine(probs)
-        clf._tune(val, prob)
-        clf.metrics = clf._metrics_from_prob(val, prob)
+        # The members' calibrated probabilities, averaged, are calibrated once more as a whole.
+        raw = clf._combine(probs)
+        prob = clf._tune(val, raw)
+        clf.metrics = clf._metrics_from_prob(val, prob, raw=raw)
         clf.metrics["members"] = [
             {"model_type": m.model_type, "weight": w, "validation_macro_f1": s}
             for m, w, s in zip(members, clf.weights, member_scores, strict=True)
@@ -155,7 +156,7 @@ class EnsembleClassifier(BaseClassifier):
     def _combine(self, probs: list[np.ndarray]) -> np.ndarray:
         return np.tensordot(np.asarray(self.weights), np.stack(probs), axes=1)
 
-    def predict_proba(self, texts: list[str]) -> np.ndarray:
+    def predict_proba_raw(self, texts: list[str]) -> np.ndarray:
         if not self.members:
             raise RuntimeError("Ensemble has no members")
         return self._combine([m.predict_proba(texts) for m in self.members])

@@ -17,6 +17,7 @@ from typing import Any
 
 TRANSFORMER, EMBEDDING, BASELINE = "transformer", "embedding", "baseline"
 ENSEMBLE, SEARCH = "ensemble", "search"
+ADAPT = "adapt"  # continued pretraining of an encoder: no classifier
 ALL_KINDS = frozenset({TRANSFORMER, EMBEDDING, BASELINE})
 ENCODER_KINDS = frozenset({TRANSFORMER, EMBEDDING})
 
@@ -116,6 +117,16 @@ class TrainConfig:
     ngram_max: int = setting(2, help="Longest word n-gram TF-IDF counts (1: single words).",
                              label="Longest n-gram", minimum=1, maximum=3,
                              kinds=frozenset({BASELINE}))
+    calibration: str = setting(
+        "temperature", help="How probabilities are recalibrated on the validation split after "
+        "training: temperature (one number per label, keeps every ranking), isotonic (a "
+        "step function per label: needs more rows), auto (isotonic where it beats temperature "
+        "out of fold), or none.", label="Calibration",
+        choices=("temperature", "auto", "isotonic", "none"), kinds=ALL_KINDS | {SEARCH})
+    recall_target: float = setting(
+        0.95, help="Per label, a second threshold is set for this recall on the validation "
+        "split, offered beside the F1-tuned one (prediction with threshold=recall).",
+        label="Recall target", minimum=0.5, maximum=0.999, kinds=ALL_KINDS | {SEARCH})
     time_budget_minutes: float = setting(
         10.0, help="How long a model search may spend trying candidates; the best found in "
         "that time is kept.", label="Time budget (minutes)", minimum=0.1, maximum=1440.0,
@@ -126,6 +137,26 @@ class TrainConfig:
     search_ensemble: bool = setting(
         True, help="Also try an ensemble of the best model of each kind.",
         label="Consider an ensemble", kinds=frozenset({SEARCH}), advanced=False)
+    # An adapt job (engine/adapt.py): masked-language-model pretraining continued on the
+    # unlabelled texts a person picks. Not advanced: the New model form never shows them.
+    adapt_base: str = setting(
+        "minilm", help="The encoder adaptation continues from: a transformer kind (minilm is "
+        "bundled; custom with a local model folder, staff only).", label="Base encoder",
+        kinds=frozenset({ADAPT}), advanced=False)
+    adapt_datasets: list[str] = setting(
+        help="Ids of the datasets whose texts adaptation reads; their test rows never.",
+        label="Datasets", kinds=frozenset({ADAPT}), advanced=False, default_factory=list)
+    adapt_batches: list[str] = setting(
+        help="Ids of the batches whose articles adaptation reads (a test row of a picked "
+        "dataset is left out).", label="Batches", kinds=frozenset({ADAPT}), advanced=False,
+        default_factory=list)
+    mlm_probability: float = setting(
+        0.15, help="Share of tokens masked for the model to predict.", label="Masked share",
+        minimum=0.05, maximum=0.5, kinds=frozenset({ADAPT}), advanced=False)
+    encoder_model_id: int = setting(
+        0, help="Fine-tune the encoder this adapt job saved (the adapted type).",
+        label="Adapted encoder", minimum=0, maximum=2**31 - 1, kinds=frozenset({TRANSFORMER}),
+        advanced=False)
     seed: int = setting(42, help="Random seed, for repeatable runs.", minimum=0,
                         maximum=2**31 - 1, advanced=False)
     use_mps: bool = setting(False, help="Only on Apple Silicon; checked by a smoke test first.",
@@ -146,9 +177,13 @@ class TrainConfig:
     output_dir: str = setting("", help="The job's folder: checkpoints live here.", who=INTERNAL)
     search_study: str = setting("", help="The search's Optuna study: its job, so a resumed job "
                                 "continues it.", who=INTERNAL, kinds=frozenset({SEARCH}))
+    search_clock_start: float = setting(
+        0.0, help="The Unix time a search's budget counts from: this attempt's start less the "
+        "time its earlier attempts ran (0: from the search's own start).", who=INTERNAL,
+        kinds=frozenset({SEARCH}))
     resume_from_checkpoint: str | None = setting(
         None, help="The checkpoint a resumed job continues from.", who=INTERNAL,
-        kinds=frozenset({TRANSFORMER}))
+        kinds=frozenset({TRANSFORMER, ADAPT}))
     allow_download: bool = setting(False, help="ALLOW_MODEL_DOWNLOAD.", who=DEPLOYMENT,
                                   kinds=ENCODER_KINDS)
     download_timeout: float = setting(120.0, help="MODEL_DOWNLOAD_TIMEOUT seconds.",

@@ -1,17 +1,21 @@
 """Finding the best model for a dataset within a time budget: candidates tuned with Optuna.
 
 One Optuna study per search, in the storage the job names (the app's own database), so a
-resumed job continues it: its trials, the time they used, and, in the job's folder, the
-artifact of the best trial of each kind.
+resumed job continues it: its trials, and, in the job's folder, the artifacts of the best and
+the default trial of each kind. The budget is wall time: in a job it counts from the attempt's
+start less the time earlier attempts ran (TrainConfig.search_clock_start), so Cancel and Resume
+hand a search no extra time, and the time the job needs after the search (the test split, the
+save, the check that it loads back) is kept aside from the start of every trial.
 
-Optuna's TPE sampler proposes parameters; which candidate gets the next trial is decided here,
-because one categorical "model_type" would spend a CPU's budget on a transformer as readily as
-on a TF-IDF fit. First every candidate runs once at its usual settings, cheapest first, so the
-baselines are always on the board. Then the candidate with the best score, plus a bonus that
-shrinks with its number of trials, gets the next one among those whose estimated time still
-fits. Transformer trials report validation macro-F1 after each epoch and Optuna's median pruner
-stops those trailing the earlier trials at the same epoch. At the end, an ensemble of the best
-model of each kind is tuned on validation; it wins only by more than ENSEMBLE_MARGIN.
+Optuna's TPE sampler proposes parameters; which candidate gets the next trial is decided here.
+First every candidate runs once at its usual settings, cheapest first, so the defaults are always
+on the board. Then the candidate with the best score, plus a bonus that shrinks with its number
+of trials, gets the next one among those whose estimated time still fits, each up to
+search_space.max_trials. A transformer whose open space may not fit the time left gets its
+epochs and length fixed to the costliest that does. TF-IDF and embedding trials are scored by
+cross-validation on train and validation (search_scoring.py); transformer trials on validation,
+after each epoch, and Optuna's median pruner stops those trailing the earlier trials. The
+outcome (winner, the ensemble, the verdict against the defaults) is in search_outcome.py.
 
 A stop request (Cancel) ends the running trial and keeps the best model found so far
 (`stopped_reason` says so); the time budget ends a trial only once some trial has finished, so
@@ -24,30 +28,25 @@ import dataclasses
 import logging
 import math
 import shutil
+import statistics
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import search_estimates, search_space
+from . import search_estimates, search_scoring, search_space
 from .base import BaseClassifier
 from .registry import ModelSpec, get_spec, model_availability
-from .types import (
-    ProgressCallback,
-    ShouldStop,
-    TextData,
-    TrainConfig,
-    TrainingStopped,
-)
+from .search_outcome import ENSEMBLE, SearchOutcome
+from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
 
 logger = logging.getLogger(__name__)
 
-ENSEMBLE = "ensemble"
-ENSEMBLE_MARGIN = 0.005  # its weights are tuned on the rows that score it: demand a real gain
 EXPLORE_BONUS = 0.02  # per 1/sqrt(trials of the candidate): a once-tried kind gets another look
 MAX_TRIALS = 300  # one-second TF-IDF trials on a long budget: beyond this TPE gains nothing
-LEADERBOARD_ROWS = 50
+FINISH_SECONDS = 3.0  # after the search: the test split, the save and its check, at least
+SAVE_EVERY_SECONDS = 10.0  # how often the time used is written to the study during a trial
 
 
 def available_candidates(model_dir: str | None = None) -> list[str]:
@@ -73,12 +72,19 @@ class SearchClassifier(BaseClassifier):
         winner, summary = run.run()
         self.winner, self.stopped_reason = winner, run.stopped_reason
         self.config = config
-        for name in ("label_names", "multi_label", "thresholds", "class_offsets"):
-            setattr(self, name, getattr(winner, name))
+        for name in ("label_names", "multi_label", "thresholds", "class_offsets",
+                     "calibration", "recall_thresholds", "recall_target", "fast_path"):
+            if hasattr(winner, name):
+                setattr(self, name, getattr(winner, name))
         winner.metrics = {**winner.metrics, "search": summary}
         self.metrics = winner.metrics
         self.timings = {**winner.timings, **run.timings}
         return self.metrics
+
+    def predict_proba_raw(self, texts: list[str]) -> np.ndarray:
+        if self.winner is None:
+            raise RuntimeError("The search has not found a model yet")
+        return self.winner.predict_proba_raw(texts)
 
     def predict_proba(self, texts: list[str]) -> np.ndarray:
         if self.winner is None:
@@ -96,8 +102,8 @@ class SearchClassifier(BaseClassifier):
         raise TypeError("A search saves its winner's artifact; load that with load_classifier.")
 
 
-class SearchRun:
-    """One attempt of a search: the study, the clock, the best model of each kind."""
+class SearchRun(SearchOutcome):
+    """One attempt of a search: the study, the clock, the best and default model of each kind."""
 
     def __init__(self, search: SearchClassifier, train: TextData, val: TextData,
                  config: TrainConfig, progress_cb: ProgressCallback,
@@ -121,11 +127,15 @@ class SearchRun:
             pruner=optuna.pruners.MedianPruner(n_startup_trials=1, n_warmup_steps=0),
         )
         self.spent_before = float(self.study.user_attrs.get("spent_seconds", 0.0))
-        self.started = time.perf_counter()
+        self.started, self.saved_at = time.perf_counter(), 0.0
+        self.pool = search_scoring.pooled(train, val)
+        self.folds = search_scoring.folds(self.pool, seed=config.seed)
         self.best: dict[str, tuple[float, int, BaseClassifier]] = {}
+        self.defaults: dict[str, tuple[float, int, BaseClassifier]] = {}
+        self.finish_cost: dict[str, float] = {}  # per kind: its share of the time after
         self.excluded: dict[str, str] = {}
         self.shared_cache: dict[Any, Any] = {}  # embeddings computed once for every trial
-        self.stopped_reason = ""
+        self.stopped_reason = self.ended = self.verdict = ""
         self.timings: dict[str, float] = {"overhead_seconds": 0.0, "trial_seconds": 0.0}
         self.live: dict[str, Any] | None = None  # the running trial, for the leaderboard
         self._finished: list[Any] | None = None  # the study's trials, read once per change
@@ -159,13 +169,32 @@ class SearchRun:
     # ---- the clock ---------------------------------------------------------------------------
 
     def spent(self) -> float:
+        """Wall time used: in a job from search_clock_start (earlier attempts and this one's
+        start-up included), otherwise the study's record plus this run's own time."""
+        if self.config.search_clock_start > 0:
+            return max(0.0, time.time() - self.config.search_clock_start)
         return self.spent_before + time.perf_counter() - self.started
 
     def remaining(self) -> float:
         return self.budget - self.spent()
 
+    def reserve(self) -> float:
+        """Seconds kept for after the search: the job scores the test split with the winner,
+        saves it and loads it back, at worst as slowly as the slowest kind kept so far."""
+        return FINISH_SECONDS + max((self.finish_cost.get(k, 0.0) for k in self.best),
+                                    default=0.0)
+
+    def available(self) -> float:
+        """Seconds a new trial may take."""
+        return self.remaining() - self.reserve()
+
     def out_of_time(self) -> bool:
-        return bool(self.best) and self.remaining() <= 0
+        return bool(self.best) and self.available() <= 0
+
+    def _save_clock(self, *, force: bool = False) -> None:
+        if force or time.perf_counter() - self.saved_at >= SAVE_EVERY_SECONDS:
+            self.saved_at = time.perf_counter()
+            self.study.set_user_attr("spent_seconds", self.spent())
 
     # ---- the run -----------------------------------------------------------------------------
 
@@ -173,7 +202,10 @@ class SearchRun:
         self._recover()
         self._report(f"Search: {', '.join(self.choices[:-1])}; "
                      f"{self.remaining() / 60:.1f} of {self.budget / 60:g} min left")
-        while not self.should_stop() and len(self._trials()) < MAX_TRIALS:
+        while not self.should_stop():
+            if len(self._trials()) >= MAX_TRIALS:
+                self.ended = f"The search ran its {MAX_TRIALS} trials."
+                break
             spec, settings = self._next()
             if spec is None:
                 break
@@ -181,7 +213,7 @@ class SearchRun:
         if self.should_stop():
             self.stopped_reason = (f"Stopped on request after {self._count('COMPLETE')} "
                                    "finished trials")
-        self.study.set_user_attr("spent_seconds", self.spent())
+        self._save_clock(force=True)
         if not self.best:
             if self.stopped_reason:
                 raise TrainingStopped(None, "Search stopped before any candidate finished")
@@ -191,28 +223,69 @@ class SearchRun:
         return winner, self._summary(described)
 
     def _next(self) -> tuple[ModelSpec | None, dict[str, Any] | None]:
-        """The next candidate and, for its first trial, its default settings."""
+        """The next candidate and the settings fixed for its trial (its defaults the first
+        time; later, none, or a cost bound), or (None, None) with self.ended saying why."""
         tried = {t.params.get("model_type") for t in self._trials()}
         open_ = [s for s in self.candidates if s.key not in self.excluded]
         fresh = sorted((s for s in open_ if s.key not in tried), key=self._first_estimate)
         if fresh:
             spec = fresh[0]
-            if self.best and self._first_estimate(spec) > self.remaining():
+            first = self._first_settings(spec)
+            if first is None:
                 self._skip(spec, f"its first trial needs about "
                                  f"{self._first_estimate(spec) / 60:.1f} min")
                 return self._next()
-            return spec, search_space.defaults(spec)
-        if self.remaining() <= 0:
+            return spec, first
+        for spec in open_:
+            if self._trials_of(spec.key) >= search_space.max_trials(spec):
+                self._skip(spec, f"it had its {search_space.max_trials(spec)} trials "
+                                 f"({search_space.TRIALS_PER_SETTING} per setting tuned)")
+        open_ = [s for s in open_ if s.key not in self.excluded]
+        if not open_:
+            self.ended = ("Every candidate had its trials: more would fit the noise of the "
+                          "scoring rows rather than the task.")
             return None, None
-        affordable = [s for s in open_ if self._estimate(s) <= self.remaining()]
+        if self.available() <= 0:
+            self.ended = "The time budget was spent."
+            return None, None
+        affordable = {s.key: fix for s in open_
+                      if (fix := self._affordable(s)) is not None}
         if not affordable:
+            self.ended = (f"No candidate's next trial fits the {max(0.0, self.available()):.0f} s "
+                          "left before the final evaluation.")
             return None, None
 
         def promise(spec: ModelSpec) -> float:
             score = self.best[spec.key][0] if spec.key in self.best else 0.0
             return score + EXPLORE_BONUS / math.sqrt(1 + self._trials_of(spec.key))
 
-        return max(affordable, key=promise), None
+        spec = max((s for s in open_ if s.key in affordable), key=promise)
+        return spec, affordable[spec.key] or None
+
+    def _first_settings(self, spec: ModelSpec) -> dict[str, Any] | None:
+        """A candidate's defaults; if they would not fit, the cheapest bound on them that does
+        (one epoch instead of two); None if nothing fits. Until a trial has finished, the
+        defaults of the cheapest candidate run whatever the estimate: a search returns a model."""
+        settings = search_space.defaults(spec)
+        if not self.best or self._estimate(spec, settings) <= self.available():
+            return settings
+        for fix in reversed(search_space.cheaper_fixes(spec)):  # cheapest first
+            cheaper = {**settings, **fix}
+            if (search_space.work_units(spec, cheaper) < search_space.work_units(spec, settings)
+                    and self._estimate(spec, cheaper) <= self.available()):
+                return cheaper
+        return None
+
+    def _affordable(self, spec: ModelSpec) -> dict[str, Any] | None:
+        """{} when the candidate's open space fits the time left, the costliest bound that
+        fits when only part of it does, None when not even its cheapest trial fits."""
+        left = self.available()
+        if self._estimate(spec, search_space.worst_case(spec)) <= left:
+            return {}
+        for fix in search_space.cheaper_fixes(spec):
+            if self._estimate(spec, fix) <= left:
+                return fix
+        return None
 
     def _skip(self, spec: ModelSpec, why: str) -> None:
         self.excluded[spec.key] = why
@@ -223,36 +296,28 @@ class SearchRun:
         import optuna
 
         tick = time.perf_counter()
+        is_default = spec.key not in {t.params.get("model_type") for t in self._trials()}
         fixed = {"model_type": spec.key, **search_space.prefixed(spec, settings or {})}
         self.study.enqueue_trial(fixed)
         trial = self.study.ask()
         trial.suggest_categorical("model_type", self.choices)
         chosen = search_space.suggest(trial, spec)
+        trial.set_user_attr("default", is_default)
+        left = self.available()
         self.live = {"number": trial.number, "model_type": spec.key, "params": chosen,
                      "state": "running", "value": None, "seconds": None, "note": ""}
         self._report(f"Trial {trial.number}: {spec.key} {_short(chosen)}")
         pruned = {"flag": False}
         fit_start = time.perf_counter()
         self.timings["overhead_seconds"] += fit_start - tick
-
-        def stop() -> bool:
-            return self.should_stop() or pruned["flag"] or self.out_of_time()
-
-        def forward(event: dict[str, Any]) -> None:
-            self._forward(event, trial, spec, pruned)
-
-        clf: BaseClassifier | None = None
-        state, value, note = optuna.trial.TrialState.COMPLETE, None, ""
+        state, value, note, clf, scores = optuna.trial.TrialState.COMPLETE, None, "", None, []
         try:
-            clf = self._candidate(spec)
-            scores = clf.fit(self.train, self.val, self._config(spec, chosen, trial.number),
-                             forward, stop)
-            value = float(scores.get("macro_f1", 0.0))
+            value, clf, scores = self._score(spec, chosen, trial, pruned, is_default)
+            if scores:
+                note = (f"{len(scores)}-fold cross-validation, fold spread "
+                        f"{statistics.pstdev(scores):.3f}")
         except TrainingStopped:
-            state = optuna.trial.TrialState.PRUNED if not self.should_stop() else (
-                optuna.trial.TrialState.FAIL)
-            note = ("pruned: behind earlier trials" if pruned["flag"] else
-                    "stopped: cancelled" if self.should_stop() else "stopped: out of time")
+            state, note = self._stopped_note(pruned["flag"], left, spec, chosen)
         except Exception as exc:  # one candidate's failure must not end the search
             state = optuna.trial.TrialState.FAIL
             note = f"failed: {type(exc).__name__}: {exc}"[:300]
@@ -263,19 +328,75 @@ class SearchRun:
         seconds = time.perf_counter() - fit_start
         self.timings["trial_seconds"] += seconds
         tock = time.perf_counter()
-        trial.set_user_attr("seconds", round(seconds, 2))
-        trial.set_user_attr("note", note)
-        self.study.tell(trial, value if state == optuna.trial.TrialState.COMPLETE else None,
-                        state=state)
-        self._changed()
+        self._tell(trial, state, value, note, seconds, scores)
         if value is not None and clf is not None:
-            self._keep_if_best(spec, value, trial.number, clf)
-        self.study.set_user_attr("spent_seconds", self.spent())
+            self._keep(spec, value, trial.number, clf, is_default)
         self.live = None
         self.timings["overhead_seconds"] += time.perf_counter() - tock
         self._report(f"Trial {trial.number}: {spec.key} "
                      + (f"macro-F1 {value:.3f} in {seconds:.1f} s" if value is not None
                         else note))
+
+    def _stopped_note(self, pruned: bool, left: float, spec: ModelSpec,
+                      chosen: dict[str, Any]) -> tuple[Any, str]:
+        """A trial ended by a stop: its state, and its reason in words."""
+        import optuna
+
+        if self.should_stop():
+            return optuna.trial.TrialState.FAIL, "stopped: cancelled"
+        if pruned:
+            return optuna.trial.TrialState.PRUNED, "pruned: behind earlier trials at this epoch"
+        return optuna.trial.TrialState.PRUNED, (
+            f"stopped: out of time (estimated {self._estimate(spec, chosen):.0f} s, "
+            f"{max(0.0, left):.0f} s were left when it started)")
+
+    def _tell(self, trial: Any, state: Any, value: float | None, note: str, seconds: float,
+              scores: list[float]) -> None:
+        import optuna
+
+        trial.set_user_attr("seconds", round(seconds, 2))
+        trial.set_user_attr("note", note)
+        if scores:
+            trial.set_user_attr("fold_scores", [round(s, 5) for s in scores])
+        self.study.tell(trial, value if state == optuna.trial.TrialState.COMPLETE else None,
+                        state=state)
+        self._changed()
+        self._save_clock(force=True)
+
+    def _score(self, spec: ModelSpec, chosen: dict[str, Any], trial: Any,
+               pruned: dict[str, bool], is_default: bool,
+               ) -> tuple[float, BaseClassifier | None, list[float]]:
+        """(score, the fitted model if one is kept, fold scores): cross-validated for a
+        TF-IDF or embedding candidate, on validation for a transformer. A cross-validated
+        trial fits its kept model on train (tuned on validation) only when it is kept."""
+        config = self._config(spec, chosen, trial.number)
+
+        def stop() -> bool:
+            return self.should_stop() or pruned["flag"] or self.out_of_time()
+
+        def forward(event: dict[str, Any]) -> None:
+            self._forward(event, trial, spec, pruned)
+
+        if spec.kind not in search_space.HEAD_KINDS or not self.folds:
+            clf = self._candidate(spec)
+            value = float(clf.fit(self.train, self.val, config, forward, stop)
+                          .get("macro_f1", 0.0))
+            return value, clf, []
+        scores = []
+        for fit_rows, scored_rows in self.folds:
+            if stop():
+                raise TrainingStopped(None, "Stopped between cross-validation folds")
+            fold = self._candidate(spec).fit(self.pool.subset(fit_rows),
+                                             self.pool.subset(scored_rows), config, forward, stop)
+            scores.append(float(fold.get("macro_f1", 0.0)))
+        value = statistics.fmean(scores)
+        best = self.best.get(spec.key)
+        if not is_default and best is not None and best[0] >= value:
+            return value, None, scores
+        clf = self._candidate(spec)
+        # The kept model's own fit stops only on a cancel: its score is already known.
+        clf.fit(self.train, self.val, config, forward, self.should_stop)
+        return value, clf, scores
 
     def _forward(self, event: dict[str, Any], trial: Any, spec: ModelSpec,
                  pruned: dict[str, bool]) -> None:
@@ -285,6 +406,7 @@ class SearchRun:
             trial.report(float(metrics["macro_f1"]), step=max(0, round(float(event["epoch"]))))
             if trial.should_prune():
                 pruned["flag"] = True
+        self._save_clock()
         # A TF-IDF fit's own messages would repeat every second; a transformer's locate a hang.
         message = "" if spec.kind == "baseline" else str(event.get("message") or "")
         self.progress({"phase": "training", **self._clock(),
@@ -309,46 +431,6 @@ class SearchRun:
     def _work_dir(self, number: int) -> Path:
         return self.folder / f"{number}-work"
 
-    def _keep_if_best(self, spec: ModelSpec, value: float, number: int,
-                      clf: BaseClassifier) -> None:
-        """Only the best trial of each kind keeps its artifact: the ensemble and the winner
-        come from those, and a resumed search reloads them."""
-        old = self.best.get(spec.key)
-        if old is not None and old[0] >= value:
-            return
-        clf.save(str(self.folder / str(number)))
-        self.best[spec.key] = (value, number, clf)
-        if old is not None:
-            shutil.rmtree(self.folder / str(old[1]), ignore_errors=True)
-
-    # ---- resuming ----------------------------------------------------------------------------
-
-    def _recover(self) -> None:
-        """A resumed study: trials left running by a killed attempt fail; each kind's best
-        finished trial is reloaded from its artifact."""
-        import optuna
-
-        from classification.ml_models import load_classifier
-
-        for trial in self.study.get_trials(deepcopy=False,
-                                           states=(optuna.trial.TrialState.RUNNING,)):
-            self.study.tell(trial.number, state=optuna.trial.TrialState.FAIL,
-                            skip_if_finished=True)
-        self._changed()
-        done = self.study.get_trials(deepcopy=False,
-                                     states=(optuna.trial.TrialState.COMPLETE,))
-        for trial in sorted(done, key=lambda t: -(t.value or 0.0)):
-            kind = trial.params.get("model_type")
-            path = self.folder / str(trial.number)
-            if kind in self.best or kind == ENSEMBLE or not (path / "manifest.json").is_file():
-                continue
-            clf = load_classifier(str(path))
-            self.best[kind] = (float(trial.value or 0.0), trial.number, clf)
-        if done:
-            self.progress({"phase": "training", "message":
-                           f"Resuming the search: {len(done)} finished trials kept, "
-                           f"{self.spent_before / 60:.1f} min of the budget used"})
-
     # ---- estimates ---------------------------------------------------------------------------
 
     def _trials_of(self, key: str) -> int:
@@ -358,83 +440,11 @@ class SearchRun:
         return self._estimate(spec, search_space.defaults(spec))
 
     def _estimate(self, spec: ModelSpec, settings: dict[str, Any] | None = None) -> float:
+        cross_validated = spec.kind in search_space.HEAD_KINDS and self.folds
         return search_estimates.trial_seconds(
             spec=spec, settings=settings or search_space.defaults(spec), trials=self._trials(),
-            device_plan=self.search.device_plan, rows=len(self.train) + len(self.val))
-
-    # ---- the outcome -------------------------------------------------------------------------
-
-    def _winner(self) -> tuple[BaseClassifier, dict[str, Any]]:
-        ranked = sorted(self.best.items(), key=lambda item: -item[1][0])
-        kind, (value, number, clf) = ranked[0]
-        described = {"model_type": kind, "trial": number, "validation_macro_f1": value,
-                     "params": search_space.unprefixed(self._trials()[number].params)}
-        if self.config.search_ensemble and len(ranked) >= 2 and not self.stopped_reason:
-            ensemble = self._ensemble([item[1][2] for item in ranked[:4]])
-            if ensemble is not None and ensemble[0] > value + ENSEMBLE_MARGIN:
-                clf, described = ensemble[1], ensemble[2]
-        return clf, described
-
-    def _ensemble(self, members: list[BaseClassifier]) -> tuple[float, Any, dict] | None:
-        import optuna
-
-        from .ensemble import EnsembleClassifier
-
-        self._report(f"Trying an ensemble of {', '.join(m.model_type for m in members)}")
-        start = time.perf_counter()
-        try:
-            clf = EnsembleClassifier.from_members(members, val=self.val, config=self.config,
-                                                  should_stop=self.should_stop)
-        except TrainingStopped:
-            return None
-        value = float(clf.metrics.get("macro_f1", 0.0))
-        self.study.enqueue_trial({"model_type": ENSEMBLE})
-        trial = self.study.ask()
-        trial.suggest_categorical("model_type", self.choices)
-        members_desc = clf.metrics.get("members") or []
-        trial.set_user_attr("seconds", round(time.perf_counter() - start, 2))
-        trial.set_user_attr("note", "weights " + ", ".join(
-            f"{m['model_type']} {m['weight']:.1f}" for m in members_desc))
-        self.study.tell(trial, value, state=optuna.trial.TrialState.COMPLETE)
-        self._changed()
-        self._report(f"Ensemble: macro-F1 {value:.3f}")
-        return value, clf, {"model_type": ENSEMBLE, "trial": trial.number,
-                            "validation_macro_f1": value, "params": {},
-                            "members": members_desc}
-
-    def _count(self, state: str) -> int:
-        return sum(1 for t in self._trials() if t.state.name == state)
-
-    def _summary(self, winner: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "winner": winner,
-            "study": self.study.study_name,
-            "budget_minutes": self.budget / 60,
-            "spent_seconds": round(self.spent(), 1),
-            "trials": {state.lower(): self._count(state)
-                       for state in ("COMPLETE", "PRUNED", "FAIL")},
-            "candidates": [spec.key for spec in self.candidates],
-            "not_tried": self.excluded,
-            "stopped": self.stopped_reason,
-            "overhead_seconds": round(self.timings["overhead_seconds"], 3),
-        }
-
-    def leaderboard(self) -> list[dict[str, Any]]:
-        """Every trial as the job page shows it, best first; the running one on top."""
-        rows = []
-        for t in self._trials():
-            if t.state.name == "RUNNING":
-                continue
-            rows.append({"number": t.number, "model_type": t.params.get("model_type", "?"),
-                         "params": search_space.unprefixed(t.params), "value": t.value,
-                         "state": t.state.name.lower(), "seconds": t.user_attrs.get("seconds"),
-                         "note": t.user_attrs.get("note", "")})
-        rows.sort(key=lambda r: (r["value"] is None, -(r["value"] or 0.0), r["number"]))
-        return ([self.live] if self.live else []) + rows[:LEADERBOARD_ROWS]
-
-    def _report(self, message: str) -> None:
-        self.progress({"phase": "training", **self._clock(), "message": message,
-                       "leaderboard": self.leaderboard()})
+            device_plan=self.search.device_plan, rows=len(self.train) + len(self.val),
+            fits=len(self.folds) + 1 if cross_validated else 1)
 
 
 def _short(settings: dict[str, Any]) -> str:

@@ -16,9 +16,10 @@ GPU_SPEEDUP = {"cuda": 25.0, "mps": 4.0}
 
 
 def trial_seconds(*, spec: ModelSpec, settings: dict[str, Any], trials: list[Any],
-                  device_plan: Any, rows: int) -> float:
-    """Seconds a trial of `spec` at `settings` takes, given the study's `trials` so far and the
-    `rows` (train and validation) each trial fits and scores."""
+                  device_plan: Any, rows: int, fits: int = 1) -> float:
+    """Seconds a trial of `spec` at `settings` takes, given the study's `trials` so far, the
+    `rows` (train and validation) each fit reads and scores, and the `fits` a trial makes
+    (cross-validation's folds and the kept model's own fit)."""
     units = search_space.work_units(spec, settings)
     measured = [t for t in trials if t.params.get("model_type") == spec.key
                 and t.user_attrs.get("seconds") and t.value is not None]
@@ -30,4 +31,4 @@ def trial_seconds(*, spec: ModelSpec, settings: dict[str, Any], trials: list[Any
     speed = spec.speed.samples_per_second_per_thread * threads ** 0.8
     speed *= GPU_SPEEDUP.get(str(getattr(device_plan, "device", "cpu")), 1.0)
     passes = 1.0 if spec.speed.single_pass else units * 128 / 256 + 1 / 3
-    return spec.speed.overhead_seconds + rows * passes / speed
+    return spec.speed.overhead_seconds + fits * rows * passes / speed

@@ -107,5 +107,33 @@ def unprefixed(params: dict[str, Any]) -> dict[str, Any]:
 def work_units(spec: ModelSpec, settings: dict[str, Any]) -> float:
     """How much a trial's settings make it cost, relative to others of its kind."""
     if spec.speed.single_pass:
-        return 1.0
+        # Longer n-grams mean more features to count and fit: about half again per step.
+        return float(settings.get("ngram_max", 2)) / 2 if spec.kind == "baseline" else 1.0
     return float(settings.get("epochs", 3)) * float(settings.get("max_length", 256)) / 128
+
+
+# Trials per tuned setting of a candidate: beyond this, more trials of one space mostly fit
+# the noise of the scoring rows (190 trials of C once did) rather than the task.
+TRIALS_PER_SETTING = 6
+
+
+def max_trials(spec: ModelSpec) -> int:
+    """The most trials a search gives one candidate, its defaults included."""
+    # The settings suggest() tunes: C and n-grams, C, or a transformer's five.
+    tuned = {"baseline": 2, "embedding": 1}.get(spec.kind, 5)
+    return TRIALS_PER_SETTING * tuned
+
+
+def cheaper_fixes(spec: ModelSpec) -> list[dict[str, Any]]:
+    """Settings that bound a trial's cost, costliest first: when the open space may not fit
+    the time left, the search fixes the costliest of these that does (a transformer's epochs
+    and length). A one-pass kind has none."""
+    if spec.kind != "transformer":
+        return []
+    fixes = [{"epochs": e, "max_length": length} for e in (4, 3, 2, 1) for length in (256, 128)]
+    return sorted(fixes, key=lambda fix: -work_units(spec, fix))
+
+
+def worst_case(spec: ModelSpec) -> dict[str, Any]:
+    """The costliest settings the open space may pick."""
+    return {"epochs": 4, "max_length": 256} if spec.kind == "transformer" else defaults(spec)

@@ -96,6 +96,9 @@ class ProgressForwarder(TrainerCallback):
         # after the current batch; fit() then saves the checkpoint the epoch would have.
         if self.should_stop():
             raise StopRequested(during_evaluation=True)
+        # Each batch is progress: a long evaluation is never a silence the watchdog may
+        # mistake for a hang (the writer throttles what reaches the row).
+        self.progress_cb({"phase": "evaluating", **self._base(state, args)})
         return control
 
     def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:

@@ -338,9 +338,11 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
         self.model = model.float().eval()
         progress_cb({"phase": "evaluating", "message": "Tuning thresholds on validation"})
         if len(val):
-            prob = self.predict_proba(val.texts)
-            self._tune(val, prob)
-            self.metrics = self._metrics_from_prob(val, prob)
+            raw = self.predict_proba_raw(val.texts)
+            # Calibrated on validation first: thresholds and the fast path's verdict are judged
+            # on the calibrated probabilities predict gives.
+            prob = self._tune(val, raw)
+            self.metrics = self._metrics_from_prob(val, prob, raw=raw)
             self._build_fast_path(val, prob, progress_cb)
         else:
             self.thresholds = [0.5] * len(self.label_names)
@@ -356,7 +358,7 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
 
     # ---- inference ------------------------------------------------------------------------
 
-    def predict_proba(self, texts: list[str]) -> np.ndarray:
+    def predict_proba_raw(self, texts: list[str]) -> np.ndarray:
         import torch
 
         if self.model is None:
@@ -372,6 +374,10 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
         return forward_batches(
             self.model, self.tokenizer, texts, plan, self.max_length, head
         ).astype(np.float64)
+
+    def predict_proba_fast(self, texts: list[str]) -> np.ndarray:
+        """The int8 path's probabilities, calibrated by the map fitted on the standard path's."""
+        return self.calibration.apply(super().predict_proba_fast(texts))
 
     # ---- artifacts ------------------------------------------------------------------------
 

@@ -382,6 +382,11 @@ def training_job_resume(*, job: TrainingJob, actor: Any = None) -> TrainingJob:
     # Routed again: the GPU worker the job first waited for may be gone, or one may have come.
     route = routing.training_queue_choose(config=job.config)
     log_tail = "\n".join([*job.log_tail.splitlines()[-40:], note, route.note])
+    # The attempt that ended ran from its claim to its end: a search's budget counts it.
+    # Read from the row: the caller's copy may predate that end.
+    began, ended = TrainingJob.objects.filter(pk=job.pk).values_list(
+        "started_at", "finished_at").first() or (None, None)
+    ran = (ended - began).total_seconds() if began and ended and ended > began else 0.0
     with transaction.atomic():
         ok = TrainingJob.objects.transition(
             job.pk,
@@ -389,6 +394,7 @@ def training_job_resume(*, job: TrainingJob, actor: Any = None) -> TrainingJob:
             target=S.QUEUED,
             actor=actor,
             attempt=F("attempt") + 1,
+            spent_seconds=F("spent_seconds") + ran,
             cancel_requested=False,
             reason="",
             phase=TrainingJob.Phase.QUEUED,

@@ -33,6 +33,10 @@ P = TrainingJob.Phase
 POLL_SECONDS = 0.5
 KILL_GRACE_SECONDS = 5.0
 STALL_STEP_MULTIPLIER = 10.0
+# A phase's own pace: no progress for this many times the longest gap between two of its
+# progress reports seen so far (in this phase) is a stall. A phase that reports every few
+# seconds keeps the floor; one whose healthy gaps are long (a search's slow trial) gets room.
+STALL_GAP_MULTIPLIER = 3.0
 # A cancelled child stops at its next step boundary and saves one checkpoint there. It gets
 # twice that (steps vary; a save shares the disk) before it is killed, never less than
 # CANCEL_GRACE_SECONDS. A fixed 30 s killed BERT-base on a 2-core machine mid-save.
@@ -70,6 +74,8 @@ class StallWatch:
     step_seen: float = 0.0
     step_times: deque = field(default_factory=lambda: deque(maxlen=50))
     row: dict = field(default_factory=dict)
+    # The longest gap between two progress reports seen in each phase.
+    phase_gaps: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Until the child's first write, the clocks run from the spawn.
@@ -81,6 +87,11 @@ class StallWatch:
             self.heartbeat, self.heartbeat_changed = row["heartbeat_at"], now
         signature = (row["phase"], row["current_step"], row["progress_at"])
         if signature != self.progress:
+            if self.progress is not None:
+                # The gap belongs to the phase it was spent in (the one that just reported).
+                phase = self.progress[0]
+                gap = now - self.progress_changed
+                self.phase_gaps[phase] = max(self.phase_gaps.get(phase, 0.0), gap)
             self.progress, self.progress_changed = signature, now
         step = row["current_step"]
         if row["phase"] == P.TRAINING and step != self.step:
@@ -97,14 +108,16 @@ class StallWatch:
         return per_step * (self.row.get("total_steps") or 0) / epochs
 
     def progress_timeout(self) -> float:
-        """10x the median step time in training (the floor while loading or tokenizing)."""
+        """From the phase's own measured pace, within [floor, ceiling]: STALL_GAP_MULTIPLIER x
+        the longest gap between its progress reports so far, and in training 10x the median
+        step time (an evaluation also gets about an epoch's steps)."""
         phase = self.row.get("phase")
+        limit = STALL_GAP_MULTIPLIER * self.phase_gaps.get(phase, 0.0)
         per_step = self.per_step()
-        if per_step is None or phase not in (P.TRAINING, P.EVALUATING):
-            return self.floor
-        limit = STALL_STEP_MULTIPLIER * per_step
-        if phase == P.EVALUATING:
-            limit = max(limit, self.evaluation_allowance(per_step))
+        if per_step is not None and phase in (P.TRAINING, P.EVALUATING):
+            limit = max(limit, STALL_STEP_MULTIPLIER * per_step)
+            if phase == P.EVALUATING:
+                limit = max(limit, self.evaluation_allowance(per_step))
         return min(self.ceiling, max(self.floor, limit))
 
     def cancel_grace(self, *, floor: float, save_seconds: float | None) -> float:

@@ -91,6 +91,7 @@ def build_config(job: TrainingJob, writer: ProgressWriter) -> ml_models.TrainCon
     if job.ml_model.model_type == searches.SEARCH:
         config.search_storage = searches.search_storage_url()
         config.search_study = searches.search_study_name(job=job)
+        config.search_clock_start = searches.search_clock_start(job=job)
     if job.attempt > 1 and (fetched := checkpoint_sync.checkpoint_restore(
             job=job, output_dir=output_dir)):
         writer.line(f"{fetched} fetched from the shared storage (saved by another node)")

@@ -1,4 +1,5 @@
-"""Prediction and evaluation with a trained model, and reading labelled files for them.
+"""Prediction with a trained model, and reading labelled files for it and for evaluation
+(classification/mlmodels/evaluation_scoring.py scores a file).
 
 Files are parsed by the ingestion readers (every format import accepts), without saving a
 Dataset. The classifier is cached per process by ml_models.get_cached_classifier.
@@ -8,14 +9,11 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from classification import ml_models
-from classification.mlmodels.evaluation import EvaluationColumns, mlmodel_evaluation_columns
-from classification.mlmodels.overlap import evaluation_overlap
 from classification.models import MLModel
 from classification.selectors import mlmodel_artifact_dir
 
@@ -96,96 +94,31 @@ def _classifier(ml_model: MLModel) -> Any:
 
 
 def mlmodel_predict(
-    *, ml_model: MLModel, texts: list[str], fast: bool = False
+    *, ml_model: MLModel, texts: list[str], fast: bool = False, threshold: str = "f1"
 ) -> list[dict[str, Any]]:
-    """[{"labels": [...], "probabilities": {label: p}}] per text; ValueError on an empty text.
+    """[{"labels": [...], "probabilities": {label: p}}] per text; ValueError on an empty text,
+    or on threshold="recall" with a model saved before recall thresholds.
 
     fast=True is for batches: the model's int8 fast path where it has one that kept its
-    validation quality (the model page says which), else the standard path.
+    validation quality (the model page says which), else the standard path. threshold: "f1"
+    (each label's F1-tuned rule) or "recall" (each label's threshold for the model's recall
+    target on validation). The probabilities are calibrated (mlmodel_calibrated).
     """
-    return _classifier(ml_model).predict(list(texts), fast=fast)
+    return _classifier(ml_model).predict(list(texts), fast=fast, threshold=threshold)
 
 
-def mlmodel_evaluate_file(
-    *,
-    ml_model: MLModel,
-    path: str | Path,
-    filename: str | None = None,
-    overrides: dict[str, Any] | None = None,
-    columns: EvaluationColumns | None = None,
-) -> dict[str, Any]:
-    """The model's metrics on a labelled file, its columns mapped as import maps them (the
-    model's own training mapping first: see mlmodels.evaluation). `overrides` takes title_column,
-    abstract_column or text_column, label_column and label_separator; `columns`, a preview
-    already made of this file with them, saves reading it again.
+def mlmodel_calibrated_by_id(*, ml_model_ids: set[int]) -> dict[int, bool]:
+    """Per model id, whether its probabilities are calibrated, read from the metrics its
+    training job stored (its calibration method), without loading any model's files."""
+    from django.db.models.fields.json import KT
 
-    The result adds `columns` (role -> column and where it came from), `unknown_labels`
-    ({label: rows}) and the rows left out: `rows_unknown_labels_only`, `rows_without_labels`,
-    `rows_dropped` (no text). ValueError or DatasetFileError when there is nothing to score.
-    """
-    if columns is None:
-        columns = mlmodel_evaluation_columns(ml_model=ml_model, path=path, filename=filename,
-                                             overrides=overrides)
-    problem = columns.problem(text_option="the abstract or text column option",
-                              label_option="the label column option")
-    if problem:
-        raise ValueError(problem)
-    parsed = parse_articles_file(path, filename=columns.filename, mapping=columns.mapping)
-    metrics = _evaluate(ml_model, parsed)
-    # Rows the model was trained or validated on flatter its scores: counted for every caller.
-    overlap = evaluation_overlap(ml_model=ml_model, texts=parsed.texts)
-    return metrics | {"columns": columns.as_dict(), "training_overlap": overlap}
+    rows = MLModel.objects.filter(pk__in=ml_model_ids).values_list(
+        "pk", KT("metrics__calibration__method"))
+    found = {pk: method not in (None, "", "none") for pk, method in rows}
+    return {pk: found.get(pk, False) for pk in ml_model_ids}
 
 
-def mlmodel_evaluate_upload(
-    *, ml_model: MLModel, uploaded_file: Any, overrides: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """mlmodel_evaluate_file on an upload, spooled to a temporary folder for the readers."""
-    folder = Path(tempfile.mkdtemp(prefix="medlitbot-evaluate-"))
-    try:
-        name = Path(getattr(uploaded_file, "name", "") or "upload").name
-        with (folder / name).open("wb") as out:
-            for chunk in uploaded_file.chunks():
-                out.write(chunk)
-        return mlmodel_evaluate_file(ml_model=ml_model, path=folder / name, filename=name,
-                                     overrides=overrides)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _evaluate(ml_model: MLModel, parsed: ParsedFile) -> dict[str, Any]:
-    """Score the rows whose labels the model knows; report the labels it does not know.
-
-    A label the model never saw cannot be predicted, so it is taken out of its row's truth
-    (and counted) rather than scored as a miss on every row; a row left with no label is left
-    out of the scores, and counted.
-    """
-    from dataset_management.readers.errors import names_listed
-
-    clf = _classifier(ml_model)
-    known = set(clf.label_names)
-    unknown: Counter[str] = Counter()
-    truth: list[list[str]] = []
-    without_labels = unknown_only = 0
-    for row in parsed.labels:
-        kept = [label for label in row if label in known]
-        unknown.update(label for label in row if label not in known)
-        without_labels += not row
-        unknown_only += bool(row) and not kept
-        truth.append(kept)
-    if not any(truth):
-        if unknown:
-            raise ValueError(
-                f"None of the file's labels ({names_listed(sorted(unknown))}) is one the model "
-                f"knows ({names_listed(clf.label_names)}): is the label column the right one?"
-            )
-        raise ValueError("The label column is empty in every row: there is nothing to score "
-                         "the model against.")
-    metrics = clf.evaluate(ml_models.TextData(texts=parsed.texts, labels=truth))
-    metrics.update({
-        "unknown_labels": dict(sorted(unknown.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "rows_unknown_labels_only": unknown_only,
-        "rows_without_labels": without_labels,
-        "rows_dropped": parsed.dropped,
-    })
-    return metrics
+def mlmodel_calibrated(*, ml_model: MLModel) -> bool:
+    """Whether the model's probabilities are calibrated on validation (False for a model saved
+    before calibration existed, or trained with calibration "none")."""
+    return bool(_classifier(ml_model).calibrated)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import connection
+from django.utils import timezone
 
 from classification import ml_models
 from classification.models import TrainingJob
@@ -40,6 +41,14 @@ def search_storage_url() -> str:
 def search_study_name(*, job: TrainingJob) -> str:
     # The creation time makes the name unique even where job ids are reused (a recreated DB).
     return f"medlitbot-job-{job.pk}-{job.created_at:%Y%m%d%H%M%S}"
+
+
+def search_clock_start(*, job: TrainingJob) -> float:
+    """The Unix time the search's budget counts from: this attempt's claim, moved back by the
+    wall time earlier attempts ran (TrainingJob.spent_seconds), so a budget holds across
+    Cancel and Resume, and the child's start-up counts as well."""
+    started = job.started_at or timezone.now()
+    return started.timestamp() - float(job.spent_seconds or 0.0)
 
 
 def search_storage() -> Any:

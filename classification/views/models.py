@@ -23,6 +23,7 @@ from classification.views.presenters import (
     metric_rows,
     scored_on_different_test_rows,
 )
+from classification.views.reliability import calibration_panel
 from core.paging import page_of
 from core.zipstream import zip_directory_stream
 from projects import policy
@@ -180,6 +181,8 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "quality_warnings": quality_warnings(model_type=model.model_type, metrics=metrics),
         "inference_path": selectors.mlmodel_inference_path(ml_model=model),
         "baseline": metrics.get("baseline"),
+        "calibration": calibration_panel(metrics=metrics, manifest=manifest,
+                                         label_names=label_names),
         "confusion": confusion_tables(metrics.get("confusion")),
         "mistakes": metrics.get("confident_mistakes") or [],
         "jobs": jobs,

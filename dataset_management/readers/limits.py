@@ -16,7 +16,7 @@ from .base import ERROR_KEY, RECORD_KEY, Record
 from .errors import DatasetFileError
 
 # What a record's position counts in each format (the readers' first tuple item); "line" else.
-_POSITION_NAMES = {"xlsx": "sheet row", "json": "record"}
+_POSITION_NAMES = {"xlsx": "sheet row", "json": "record", "pubmed_xml": "article"}
 
 
 class DatasetOverCapError(DatasetFileError):

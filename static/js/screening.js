@@ -155,7 +155,7 @@
         s.agreement.forEach(function (a) {
           cell("agreement-table", a.label, "n", a.n);
           cell("agreement-table", a.label, "pa", a.percent_agreement === null ? "–" : a.percent_agreement + "%");
-          cell("agreement-table", a.label, "kappa", a.kappa === null ? "–" : "κ = " + a.kappa + " (" + a.kappa_low + " to " + a.kappa_high + ")");
+          cell("agreement-table", a.label, "kappa", a.kappa_display);
         });
         if (document.getElementById("conflict-count").textContent !== String(s.conflicts)) {
           refreshConflicts();

@@ -1,4 +1,10 @@
-"""python manage.py import_dataset PATH --name NAME [...]: the upload form, from a shell.
+"""python manage.py import_dataset PATH [PATH ...] --name NAME [...]: the upload form, from a
+shell.
+
+Several files (any mix of formats) make one collection: duplicates across and within them are
+merged (dataset_management.collection), and the counts per file are printed. One file is
+imported as it always was, unless --find-duplicates asks for the collection's merge. The last
+two lines are `duplicates_removed=N` and `dataset_id=N`.
 
 The dataset goes to --project, else to its owner's personal project. With neither --owner nor
 --project it falls back, as it always has, to the install's only superuser, else the 'demo'
@@ -16,6 +22,8 @@ from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.diskspace import DiskFull
+from dataset_management.collection import collection_create
+from dataset_management.collection_merge import Source
 from dataset_management.mapping import label_missing_warning
 from dataset_management.readers import FORMATS_SENTENCE, DatasetFileError
 from dataset_management.services import dataset_create_from_upload
@@ -26,10 +34,14 @@ from projects.services import project_personal
 
 
 class Command(BaseCommand):
-    help = f"Import a dataset file ({FORMATS_SENTENCE}) and print its report."
+    help = (f"Import dataset files ({FORMATS_SENTENCE}) and print the report; several files "
+            "make one collection with their duplicates merged.")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("path")
+        parser.add_argument("path", nargs="+")
+        parser.add_argument("--find-duplicates", action="store_true",
+                            help="merge duplicate records of a single file too (several files "
+                                 "always are)")
         parser.add_argument("--name", required=True)
         parser.add_argument("--description", default="")
         parser.add_argument("--owner", help="username: who made it, and without --project whose "
@@ -49,9 +61,13 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=42)
 
     def handle(self, *args, **options) -> None:
-        path = Path(options["path"])
-        if not path.is_file():
-            raise CommandError(f"No such file: {path}")
+        paths = [Path(p) for p in options["path"]]
+        for path in paths:
+            if not path.is_file():
+                raise CommandError(f"No such file: {path}")
+        if len({p.name for p in paths}) < len(paths):
+            raise CommandError("Two of the files have the same name: the collection names "
+                               "each record's source by its file name; rename one.")
         try:
             ratios = tuple(float(x) for x in options["split_ratios"].split(","))
             label_map = json.loads(options["label_map"]) if options["label_map"] else None
@@ -63,13 +79,19 @@ class Command(BaseCommand):
         )}
         mapping |= {"label_map": label_map, "unlabelled": options["unlabelled"]}
         owner, project = _destination(username=options["owner"], project_id=options["project"])
+        removed = 0
         try:
-            with path.open("rb") as f:
-                dataset = dataset_create_from_upload(
-                    owner=owner, project=project, uploaded_file=File(f, name=path.name),
-                    name=options["name"], description=options["description"], mapping=mapping,
-                    split_ratios=ratios, seed=options["seed"], verb="dataset_imported",
-                )
+            if len(paths) > 1 or options["find_duplicates"]:
+                dataset, removed = self._collection(paths, options, mapping=mapping,
+                                                    ratios=ratios, owner=owner, project=project)
+            else:
+                with paths[0].open("rb") as f:
+                    dataset = dataset_create_from_upload(
+                        owner=owner, project=project, uploaded_file=File(f, name=paths[0].name),
+                        name=options["name"], description=options["description"],
+                        mapping=mapping, split_ratios=ratios, seed=options["seed"],
+                        verb="dataset_imported",
+                    )
         except (DatasetFileError, DiskFull) as exc:
             raise CommandError(exc.message) from None
         for line in report_lines(dataset.report):
@@ -79,7 +101,24 @@ class Command(BaseCommand):
             self.stdout.write(self.style.WARNING(
                 f"Warning: {label_missing_warning(columns=columns, option='--label-column')}"
             ))
+        self.stdout.write(f"duplicates_removed={removed}")
         self.stdout.write(f"dataset_id={dataset.pk}")
+
+    def _collection(self, paths: list[Path], options: dict[str, Any], *,
+                    mapping: dict[str, Any], ratios: tuple[float, ...], owner: Any,
+                    project: Project) -> tuple[Any, int]:
+        """Several files as one collection, its counts per file printed; (dataset, removed)."""
+        dataset, result = collection_create(
+            owner=owner, project=project, name=options["name"],
+            sources=[Source(path=p, name=p.name, overrides=mapping) for p in paths],
+            description=options["description"], unlabelled=options["unlabelled"],
+            split_ratios=ratios, seed=options["seed"], verb="dataset_imported")
+        for counts in result.files:
+            self.stdout.write(counts.line())
+        self.stdout.write(f"In all: {result.identified} identified, "
+                          f"{result.duplicates_removed} duplicates removed, "
+                          f"{len(result.near)} near matches to confirm")
+        return dataset, result.duplicates_removed
 
 
 def _destination(*, username: str | None, project_id: int | None) -> tuple[Any, Project]:

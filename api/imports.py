@@ -1,0 +1,88 @@
+"""Dataset imports over the API: `POST /api/datasets/` answers 202 with an import to follow here.
+
+An import belongs to the project it imports into: following it needs the viewer role there,
+cancelling it the maintainer's (projects.policy), as for the dataset it makes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from dataset_management import imports, selectors
+from dataset_management.models import ImportJob
+from projects import policy
+
+
+class ImportJobSerializer(serializers.ModelSerializer):
+    """A dataset import, the same in the 202 of an upload, its detail and its cancel."""
+
+    status_display = serializers.CharField(source="get_status_display", read_only=True)
+    is_active = serializers.BooleanField(read_only=True)
+    progress = serializers.SerializerMethodField(
+        help_text="Percent of the file's bytes read (100 once completed); null while a "
+        "workbook, read through its zip, is being read.")
+    url = serializers.SerializerMethodField(help_text="This import, to poll until it ends.")
+    dataset_url = serializers.SerializerMethodField(
+        help_text="The dataset it made, once completed; null before.")
+
+    class Meta:
+        model = ImportJob
+        fields = [
+            "id", "project", "name", "filename", "status", "status_display", "is_active",
+            "progress", "rows_read", "bytes_read", "total_bytes", "message", "reason",
+            "cancel_requested", "dataset", "url", "dataset_url", "created_at", "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "status": {"help_text": "queued, running, then completed, failed or cancelled."},
+            "rows_read": {"help_text": "Records read so far, dropped ones included."},
+            "message": {"help_text": "What the worker is doing now."},
+            "reason": {"help_text": "Why it failed or was cancelled, in plain words."},
+            "dataset": {"help_text": "The id of the dataset it made, once completed."},
+        }
+
+    def get_progress(self, job: ImportJob) -> float | None:
+        fraction = job.fraction
+        return None if fraction is None else round(100 * fraction, 1)
+
+    def get_url(self, job: ImportJob) -> str:
+        return reverse("api:dataset_import", args=[job.pk])
+
+    def get_dataset_url(self, job: ImportJob) -> str | None:
+        return reverse("api:dataset_detail", args=[job.dataset_id]) if job.dataset_id else None
+
+
+def import_accepted(request: Request, job: ImportJob) -> Response:
+    """202 with the import and a Location to poll."""
+    body: dict[str, Any] = ImportJobSerializer(job).data
+    response = Response(body, status=status.HTTP_202_ACCEPTED)
+    response["Location"] = request.build_absolute_uri(body["url"])
+    return response
+
+
+class ImportJobDetailApi(APIView):
+    """Where an import is: `status`, `progress`, rows and bytes read; `dataset` once completed
+    (then `GET dataset_url`), `reason` once failed or cancelled."""
+
+    @extend_schema(responses=ImportJobSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        job = selectors.import_job_get(user=request.user, pk=pk)
+        return Response(ImportJobSerializer(job).data)
+
+
+class ImportJobCancelApi(APIView):
+    """Cancel an import: a queued one ends at once, a running one at its next chunk of rows
+    (202; poll it). Nothing of a cancelled import is kept."""
+
+    @extend_schema(request=None, responses={202: ImportJobSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        job = selectors.import_job_get(user=request.user, pk=pk, action=policy.Action.CANCEL)
+        return import_accepted(request, imports.import_job_cancel(user=request.user, job=job))

@@ -1,0 +1,208 @@
+"""What a search keeps, resumes from and ends with: the best and default model of each kind,
+the winner (checked against the untuned defaults, search_scoring.verdict), the ensemble, the
+summary the model page shows and the leaderboard the job page shows.
+
+SearchOutcome is a part of engine/search.py's SearchRun, kept apart for size; it reads the
+run's study, folders and kept models.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from typing import Any
+
+from . import search_scoring, search_space
+from .base import BaseClassifier
+
+ENSEMBLE = "ensemble"
+ENSEMBLE_MARGIN = 0.005  # its weights are tuned on the rows that score it: demand a real gain
+ENSEMBLE_SECONDS = 5.0  # the least time left for an ensemble to be tried
+LEADERBOARD_ROWS = 50
+RECOVERED_NOTE = ("failed: the attempt running it ended before it finished (cancelled, "
+                  "stalled or crashed); Resume went on without it")
+
+
+class SearchOutcome:
+    """The keeping and concluding half of SearchRun (attributes are SearchRun's)."""
+
+    best: dict[str, tuple[float, int, BaseClassifier]]
+    defaults: dict[str, tuple[float, int, BaseClassifier]]
+    finish_cost: dict[str, float]
+
+    # ---- keeping -----------------------------------------------------------------------------
+
+    def _keep(self, spec: Any, value: float, number: int, clf: BaseClassifier,
+              is_default: bool) -> None:
+        """Only the best and the default trial of each kind keep their artifacts: the winner,
+        the ensemble and the verdict come from those, and a resumed search reloads them."""
+        self.finish_cost[spec.key] = max(self.finish_cost.get(spec.key, 0.0),
+                                         self._finish_estimate(spec, clf))
+        old = self.best.get(spec.key)
+        if old is not None and old[0] >= value and not is_default:
+            return
+        clf.save(str(self.folder / str(number)))
+        if is_default:
+            self.defaults[spec.key] = (value, number, clf)
+        if old is None or value > old[0]:
+            self.best[spec.key] = (value, number, clf)
+            kept = {n for _, n, _ in self.defaults.values()}
+            if old is not None and old[1] not in kept:
+                shutil.rmtree(self.folder / str(old[1]), ignore_errors=True)
+
+    def _finish_estimate(self, spec: Any, clf: BaseClassifier) -> float:
+        """Seconds the job needs after the search if this kind wins: scoring about as many
+        test rows as validation has, loading the artifact back (its encoder too), twice over
+        to be safe on a loaded machine."""
+        cache = getattr(clf, "shared_cache", None) or {}
+        per_text = float(cache.get("embed_seconds_per_text", 0.0))
+        load = float(cache.get("encoder_load_seconds", 0.0))
+        if spec.kind == "transformer":
+            # A forward pass costs about a third of a training step's forward and backward.
+            rate = float(clf.timings.get("train_samples_per_second", 0.0) or 0.0)
+            per_text = 1.0 / (3.0 * rate) if rate > 0 else 0.0
+            load = float(clf.timings.get("load_seconds", 0.0))
+        return 2.0 * (per_text * len(self.val) + load)
+
+    # ---- resuming ----------------------------------------------------------------------------
+
+    def _recover(self) -> None:
+        """A resumed study: trials left running by a killed attempt fail, with that reason;
+        each kind's best and default finished trials are reloaded from their artifacts."""
+        import optuna
+
+        from classification.ml_models import load_classifier
+
+        for trial in self.study.get_trials(deepcopy=False,
+                                           states=(optuna.trial.TrialState.RUNNING,)):
+            self.study._storage.set_trial_user_attr(trial._trial_id, "note", RECOVERED_NOTE)
+            self.study.tell(trial.number, state=optuna.trial.TrialState.FAIL,
+                            skip_if_finished=True)
+        self._changed()
+        done = self.study.get_trials(deepcopy=False,
+                                     states=(optuna.trial.TrialState.COMPLETE,))
+        for trial in sorted(done, key=lambda t: -(t.value or 0.0)):
+            kind = trial.params.get("model_type")
+            path = self.folder / str(trial.number)
+            if kind == ENSEMBLE or not (path / "manifest.json").is_file():
+                continue
+            is_default = bool(trial.user_attrs.get("default"))
+            if kind in self.best and not (is_default and kind not in self.defaults):
+                continue
+            entry = (float(trial.value or 0.0), trial.number, load_classifier(str(path)))
+            self.best.setdefault(kind, entry)
+            if is_default:
+                self.defaults[kind] = entry
+        if done:
+            self.progress({"phase": "training", "message":
+                           f"Resuming the search: {len(done)} finished trials kept, "
+                           f"{self.spent() / 60:.1f} min of the budget used"})
+
+    # ---- the outcome -------------------------------------------------------------------------
+
+    def _scored(self, number: int) -> search_scoring.Scored:
+        trial = self._trials()[number]
+        return search_scoring.Scored(
+            number=number, model_type=str(trial.params.get("model_type")),
+            value=float(trial.value or 0.0),
+            fold_scores=tuple(trial.user_attrs.get("fold_scores") or ()))
+
+    def _winner(self) -> tuple[BaseClassifier, dict[str, Any]]:
+        """The best trial, if it beats the best untuned default by more than the noise (else
+        that default); then an ensemble of the best of each kind, if it beats that too."""
+        ranked = sorted(self.best.items(), key=lambda item: -item[1][0])
+        kind, (value, number, clf) = ranked[0]
+        if self.defaults:
+            base_kind, (base_value, base_number, base_clf) = max(
+                self.defaults.items(), key=lambda item: item[1][0])
+            keep, self.verdict = search_scoring.verdict(
+                self._scored(number), self._scored(base_number), val_rows=len(self.val))
+            if not keep:
+                kind, value, number, clf = base_kind, base_value, base_number, base_clf
+        described = {"model_type": kind, "trial": number, "validation_macro_f1": value,
+                     "params": search_space.unprefixed(self._trials()[number].params)}
+        if (self.config.search_ensemble and len(ranked) >= 2 and not self.stopped_reason
+                and self.remaining() - self.reserve() > ENSEMBLE_SECONDS):
+            ensemble = self._ensemble([item[1][2] for item in ranked[:4]])
+            if ensemble is not None:
+                margin = ENSEMBLE_MARGIN + search_scoring.noise(
+                    search_scoring.Scored(-1, ENSEMBLE, ensemble[0]), self._scored(number),
+                    val_rows=len(self.val))[0]
+                if ensemble[0] > value + margin:
+                    clf, described = ensemble[1], ensemble[2]
+                    self.verdict += (f" An ensemble of the best of each kind ({ensemble[0]:.3f}"
+                                     f" on validation) beat that by more than {margin:.3f}, "
+                                     "and is the model.")
+        return clf, described
+
+    def _ensemble(self, members: list[BaseClassifier]) -> tuple[float, Any, dict] | None:
+        import optuna
+
+        from .ensemble import EnsembleClassifier
+        from .types import TrainingStopped
+
+        self._report(f"Trying an ensemble of {', '.join(m.model_type for m in members)}")
+        start = time.perf_counter()
+        try:
+            clf = EnsembleClassifier.from_members(members, val=self.val, config=self.config,
+                                                  should_stop=self.should_stop)
+        except TrainingStopped:
+            return None
+        value = float(clf.metrics.get("macro_f1", 0.0))
+        self.study.enqueue_trial({"model_type": ENSEMBLE})
+        trial = self.study.ask()
+        trial.suggest_categorical("model_type", self.choices)
+        members_desc = clf.metrics.get("members") or []
+        trial.set_user_attr("seconds", round(time.perf_counter() - start, 2))
+        trial.set_user_attr("note", "on validation; weights " + ", ".join(
+            f"{m['model_type']} {m['weight']:.1f}" for m in members_desc))
+        self.study.tell(trial, value, state=optuna.trial.TrialState.COMPLETE)
+        self._changed()
+        self._report(f"Ensemble: macro-F1 {value:.3f}")
+        return value, clf, {"model_type": ENSEMBLE, "trial": trial.number,
+                            "validation_macro_f1": value, "params": {},
+                            "members": members_desc}
+
+    def _count(self, state: str) -> int:
+        return sum(1 for t in self._trials() if t.state.name == state)
+
+    def _summary(self, winner: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "winner": winner,
+            "verdict": self.verdict,
+            "ended": self.ended,
+            "scoring": (f"{len(self.folds)}-fold cross-validation on train and validation for "
+                        "TF-IDF and embedding models; the validation split for transformers"
+                        if self.folds else "the validation split"),
+            "study": self.study.study_name,
+            "budget_minutes": self.budget / 60,
+            "spent_seconds": round(self.spent(), 1),
+            "trials": {state.lower(): self._count(state)
+                       for state in ("COMPLETE", "PRUNED", "FAIL")},
+            "candidates": [spec.key for spec in self.candidates],
+            "not_tried": self.excluded,
+            "stopped": self.stopped_reason,
+            "overhead_seconds": round(self.timings["overhead_seconds"], 3),
+        }
+
+    def leaderboard(self) -> list[dict[str, Any]]:
+        """Every trial as the job page shows it, best first; the running one on top. A trial
+        that did not finish says why in its note."""
+        rows = []
+        for t in self._trials():
+            if t.state.name == "RUNNING":
+                continue
+            note = t.user_attrs.get("note", "") or (
+                RECOVERED_NOTE if t.state.name == "FAIL" else "")
+            if t.user_attrs.get("default"):
+                note = f"usual settings; {note}" if note else "usual settings"
+            rows.append({"number": t.number, "model_type": t.params.get("model_type", "?"),
+                         "params": search_space.unprefixed(t.params), "value": t.value,
+                         "state": t.state.name.lower(), "seconds": t.user_attrs.get("seconds"),
+                         "note": note})
+        rows.sort(key=lambda r: (r["value"] is None, -(r["value"] or 0.0), r["number"]))
+        return ([self.live] if self.live else []) + rows[:LEADERBOARD_ROWS]
+
+    def _report(self, message: str) -> None:
+        self.progress({"phase": "training", **self._clock(), "message": message,
+                       "leaderboard": self.leaderboard()})

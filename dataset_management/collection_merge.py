@@ -1,0 +1,362 @@
+"""Several exports into one file of articles, each article once (no Django settings read).
+
+Pass one streams every file through the ordinary reader (any format import takes), sends each
+record's keys to dedup.Matcher and spools the record to disk; only keys and a few integers per
+record stay in memory. Pass two reads the spool to gather what duplicates add to the record
+kept (identifiers, source files, labels, citation fields it lacks). Pass three writes the kept
+records as JSON Lines, which the ordinary import then validates, splits and saves: the
+collection is one dataset, made the way every dataset is made.
+
+The record kept for an article is the one with the longest abstract; every identifier and
+every source file's name of its duplicates stays on it (`other_identifiers` holds a second
+value of a kind, e.g. a second RIS ID; `source_files` every file it came from).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from array import array
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .articles import Article, articles_read
+from .dedup import Matcher, RecordKeys, doi_normalise, pmid_normalise, record_keys
+from .mapping import LABEL_SEPARATORS, labels_parse
+
+ID_KINDS = ("pmid", "doi", "pmcid", "id", "accession")
+CITATION_KINDS = ("authors", "year", "journal")
+# The merged file's own columns: a collection re-read (to add files) keeps what it merged.
+SOURCES_KEY = "source_files"
+OTHER_IDS_KEY = "other_identifiers"
+# The import reads the merged file with these columns, whatever the sources called theirs.
+MERGED_MAPPING = {"title_column": "title", "abstract_column": "abstract"}
+MERGED_LABELS = "labels"
+DUPLICATE_REASON = "duplicate records merged (same PMID, DOI, or title and year)"
+_NORMALISE = {"pmid": pmid_normalise, "doi": doi_normalise}
+
+
+@dataclass
+class Source:
+    """One file of a collection: where it is, the name it is shown by, its column options."""
+
+    path: Path
+    name: str
+    overrides: dict[str, Any] | None = None
+    read_as: str = ""  # the name whose extension picks the reader, when `name` is not it
+
+
+@dataclass
+class FileCounts:
+    name: str
+    format: str = ""
+    identified: int = 0
+    duplicates_removed: int = 0
+    near_matches: int = 0
+    dropped: Counter = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "format": self.format, "identified": self.identified,
+                "duplicates_removed": self.duplicates_removed,
+                "near_matches": self.near_matches, "dropped": dict(self.dropped)}
+
+    def line(self) -> str:
+        dropped = "".join(f", {n} dropped ({why})" for why, n in self.dropped.items())
+        return (f"{self.name} ({self.format}): {self.identified} identified, "
+                f"{self.duplicates_removed} duplicates removed, {self.near_matches} near "
+                f"matches to confirm{dropped}")
+
+
+@dataclass
+class MergeResult:
+    path: Path
+    labelled: bool
+    files: list[FileCounts]
+    written: int = 0
+    merged_by: Counter = field(default_factory=Counter)
+    # (row, row, reason, fingerprints): rows are 0-based positions in the merged file.
+    near: list[tuple[int, int, str, list[str]]] = field(default_factory=list)
+
+    @property
+    def duplicates_removed(self) -> int:
+        return sum(f.duplicates_removed for f in self.files)
+
+    @property
+    def identified(self) -> int:
+        return sum(f.identified for f in self.files)
+
+
+@dataclass
+class _Pass:
+    """Pass one's per-record and per-article numbers: integers only."""
+
+    file_names: list[str]
+    labelled: bool
+    matcher: Matcher = field(default_factory=Matcher)
+    file_of: array = field(default_factory=lambda: array("l"))     # per spooled record
+    length: array = field(default_factory=lambda: array("q"))      # its abstract's length
+    cluster_of: array = field(default_factory=lambda: array("q"))  # per record: its article
+    best: array = field(default_factory=lambda: array("q"))        # per article: its record
+    size: array = field(default_factory=lambda: array("l"))        # per article: its records
+    merged_by: Counter = field(default_factory=Counter)
+    separators: list[str] = field(default_factory=list)           # per file
+    label_maps: list[dict[str, str]] = field(default_factory=list)  # per file
+
+    def settle(self) -> list[tuple[int, int, str]]:
+        """Match the titles, then pick each article's record (the longest abstract, the
+        first of equals); the near matches."""
+        matching = self.matcher.finish()
+        self.cluster_of = matching.groups
+        clusters = len(self.matcher.pmid)
+        self.best = array("q", [-1]) * clusters
+        self.size = array("l", [0]) * clusters
+        for record, cluster in enumerate(self.cluster_of):
+            self.size[cluster] += 1
+            best = self.best[cluster]
+            if best < 0 or self.length[record] > self.length[best]:
+                self.best[cluster] = record
+        self.merged_by = matching.merged_by
+        return matching.near
+
+
+def keys_fingerprint(keys: RecordKeys) -> str:
+    """A record's keys as 16 hex digits: a near match split by a person is known again when
+    the collection is merged anew (its rows renumbered), by the fingerprints of its two sides."""
+    text = "\x1f".join((keys.pmid, keys.doi, keys.title.hex(), keys.year, keys.author))
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def collection_merge(*, sources: list[Source], out: Path, caps: dict[str, int | None],
+                     split_pairs: set[frozenset[str]] = frozenset()) -> MergeResult:
+    """Merge `sources` into the JSON Lines file `out` (its scratch files beside it).
+
+    DatasetFileError, naming the file, for a file that cannot be read; `caps` are
+    read_records' (import_caps()); `split_pairs` are near matches a person said are two
+    articles (fingerprint pairs), never listed again."""
+    labelled = _labelled(sources, caps)
+    result = MergeResult(path=out, labelled=labelled,
+                         files=[FileCounts(name=s.name) for s in sources])
+    spool = out.with_name(out.name + ".spool")
+    state = _Pass(file_names=[s.name for s in sources], labelled=labelled)
+    try:
+        with spool.open("w", encoding="utf-8") as handle:
+            for index, source in enumerate(sources):
+                _read_file(index, source, state, result, handle, caps)
+        near = state.settle()
+        result.merged_by = state.merged_by
+        for record, cluster in enumerate(state.cluster_of):
+            if state.best[cluster] != record:
+                result.files[state.file_of[record]].duplicates_removed += 1
+        merged = _gather(spool, state)
+        positions = _write(spool, state, merged, out)
+    finally:
+        spool.unlink(missing_ok=True)
+    result.written = len(positions)
+    for a, b, why in near:
+        sides = [_fingerprint(state, a), _fingerprint(state, b)]
+        if frozenset(sides) not in split_pairs:
+            result.near.append((positions[a], positions[b], why, sides))
+            # Counted for the file of the record kept for the later of the two.
+            result.files[state.file_of[state.best[b]]].near_matches += 1
+    return result
+
+
+def _fingerprint(state: _Pass, cluster: int) -> str:
+    return keys_fingerprint(state.matcher.keys_of(cluster))
+
+
+def _labelled(sources: list[Source], caps: dict[str, int | None]) -> bool:
+    """Whether the collection has labels: any file with a label column. Opening each file
+    once first also refuses a bad file before the long pass starts."""
+    found = False
+    for source in sources:
+        with _open(source, caps) as articles:
+            found = found or bool(articles.mapping.label)
+    return found
+
+
+def _open(source: Source, caps: dict[str, int | None]) -> Any:
+    from .readers import DatasetFileError
+
+    try:
+        return articles_read(path=source.path, filename=source.read_as or source.name,
+                             overrides=source.overrides, **caps)
+    except DatasetFileError as exc:
+        raise DatasetFileError(f"{source.name}: {exc.message}") from None
+
+
+def _read_file(index: int, source: Source, state: _Pass, result: MergeResult, handle: Any,
+               caps: dict[str, int | None]) -> None:
+    from .readers import DatasetFileError
+
+    counts = result.files[index]
+    separators: Counter[str] = Counter()
+    with _open(source, caps) as articles:
+        counts.format = articles.format
+        mapping = articles.mapping
+        try:
+            for article in articles:
+                counts.identified += 1
+                why = _drop_reason(article, labelled=result.labelled)
+                if why:
+                    counts.dropped[why] += 1
+                    continue
+                if isinstance(article.raw_labels, str):
+                    separators.update(s for s in LABEL_SEPARATORS if s in article.raw_labels)
+                _admit(index, article, state, handle)
+        except DatasetFileError as exc:
+            raise DatasetFileError(f"{source.name}: {exc.message}") from None
+    chosen = mapping.label_separator
+    if chosen is None:  # as mapping.label_separator_detect: the most used, | before ; before ,
+        chosen = max(LABEL_SEPARATORS, key=lambda s: (separators[s], -LABEL_SEPARATORS.index(s)))
+        chosen = chosen if separators[chosen] else ""
+    state.separators.append(chosen)
+    state.label_maps.append(mapping.label_map)
+
+
+def _drop_reason(article: Article, *, labelled: bool) -> str:
+    """Why the import would drop it (said here, so merged rows and the import's rows agree)."""
+    if article.unreadable:
+        return f"wrong shape: {article.problem.split(',')[0]}"
+    if not article.text:
+        return "empty text"
+    raw = article.raw_labels
+    has_label = bool(raw) if isinstance(raw, list) else bool(str(raw).strip(" \t|;,"))
+    if labelled and not has_label:
+        return "no label"
+    return ""
+
+
+def _admit(index: int, article: Article, state: _Pass, handle: Any) -> None:
+    """Give the matcher one record's keys and spool the record."""
+    ids, citation = article.identifiers, article.citation
+    state.matcher.add(record_keys(
+        pmid=ids.get("pmid"), doi=ids.get("doi"), title=article.title,
+        year=citation.get("year"), authors=citation.get("authors")))
+    state.file_of.append(index)
+    state.length.append(len(article.abstract))
+    record = article.record if isinstance(article.record, dict) else {}
+    handle.write(json.dumps({
+        "title": article.title, "abstract": article.abstract, "labels": article.raw_labels,
+        "ids": ids, "cit": citation,
+        "src": _list(record.get(SOURCES_KEY)), "other": _list(record.get(OTHER_IDS_KEY)),
+    }, ensure_ascii=False) + "\n")
+
+
+def _list(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+
+
+def _spooled(spool: Path, state: _Pass) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(record index, its article, the record) for each spooled record, in order."""
+    with spool.open(encoding="utf-8") as handle:
+        for record, line in enumerate(handle):
+            yield record, state.cluster_of[record], json.loads(line)
+
+
+@dataclass
+class _Merged:
+    """What an article's duplicates add to the record kept (articles with duplicates only)."""
+
+    ids: dict[str, str] = field(default_factory=dict)
+    other: dict[str, None] = field(default_factory=dict)
+    sources: dict[str, None] = field(default_factory=dict)
+    labels: dict[str, None] = field(default_factory=dict)
+    citation: dict[str, Any] = field(default_factory=dict)
+
+
+def _gather(spool: Path, state: _Pass) -> dict[int, _Merged]:
+    """Pass two: every identifier, source file, label and citation field of each article
+    with duplicates, in file order."""
+    merged: dict[int, _Merged] = {}
+    for record, cluster, item in _spooled(spool, state):
+        if state.size[cluster] < 2:
+            continue
+        into = merged.setdefault(cluster, _Merged())
+        _add_identifiers(into, item)
+        for name in _sources(item, state, record):
+            into.sources[name] = None
+        for label in _labels(item, state, record):
+            into.labels[label] = None
+        for kind, value in item["cit"].items():
+            into.citation.setdefault(kind, value)
+    return merged
+
+
+def _add_identifiers(into: _Merged, item: dict[str, Any]) -> None:
+    seen = {f"{k}:{_same(k, v)}" for k, v in into.ids.items()}
+    seen.update(into.other)
+    for kind, value in item["ids"].items():
+        if kind not in into.ids:
+            into.ids[kind] = value
+        elif f"{kind}:{_same(kind, value)}" not in seen:
+            into.other[f"{kind}:{value}"] = None
+        seen.add(f"{kind}:{_same(kind, value)}")
+    for other in item["other"]:
+        kind, _, value = other.partition(":")
+        if f"{kind}:{_same(kind, value)}" not in seen:
+            into.other[other] = None
+
+
+def _same(kind: str, value: str) -> str:
+    """An identifier as compared: 'DOI:10.1/X' and 'https://doi.org/10.1/x' are one DOI."""
+    normalise = _NORMALISE.get(kind)
+    return (normalise(value) or value) if normalise else value
+
+
+def _sources(item: dict[str, Any], state: _Pass, record: int) -> list[str]:
+    return item["src"] or [state.file_names[state.file_of[record]]]
+
+
+def _labels(item: dict[str, Any], state: _Pass, record: int) -> tuple[str, ...]:
+    index = state.file_of[record]
+    return labels_parse(raw=item["labels"], separator=state.separators[index],
+                        label_map=state.label_maps[index])
+
+
+def _write(spool: Path, state: _Pass, merged: dict[int, _Merged], out: Path) -> dict[int, int]:
+    """Pass three: each article's kept record, with what its duplicates added; its position
+    (0-based) by article."""
+    positions: dict[int, int] = {}
+    with out.open("w", encoding="utf-8") as handle:
+        for record, cluster, item in _spooled(spool, state):
+            if state.best[cluster] != record:
+                continue
+            positions[cluster] = len(positions)
+            handle.write(json.dumps(_output(item, state, record, merged.get(cluster)),
+                                    ensure_ascii=False) + "\n")
+    return positions
+
+
+def _output(item: dict[str, Any], state: _Pass, record: int,
+            merged: _Merged | None) -> dict[str, Any]:
+    if merged is None:
+        merged = _Merged(ids=item["ids"], other=dict.fromkeys(item["other"]),
+                         sources=dict.fromkeys(_sources(item, state, record)),
+                         labels=dict.fromkeys(_labels(item, state, record)))
+    ids = {**merged.ids, **{k: v for k, v in item["ids"].items() if k not in merged.ids}}
+    return merged_record(title=item["title"], abstract=item["abstract"],
+                         labels=list(merged.labels) if state.labelled else None,
+                         identifiers=ids, citation={**merged.citation, **item["cit"]},
+                         other=list(merged.other), sources=list(merged.sources))
+
+
+def merged_record(*, title: str, abstract: str, labels: list[str] | None,
+                  identifiers: dict[str, Any], citation: dict[str, Any], other: list[str],
+                  sources: list[str]) -> dict[str, Any]:
+    """One line of a merged file. Every record names every column, empty or not: the JSON
+    reader takes its columns from the first record, and a DOI must be read on every row."""
+    out: dict[str, Any] = {"title": title, "abstract": abstract}
+    if labels is not None:
+        out[MERGED_LABELS] = labels
+    out.update({kind: identifiers.get(kind) or "" for kind in ID_KINDS})
+    out[OTHER_IDS_KEY] = other
+    out.update({kind: citation.get(kind) or ("" if kind != "authors" else [])
+                for kind in CITATION_KINDS})
+    out[SOURCES_KEY] = sources
+    return out

@@ -1,0 +1,399 @@
+"""Imports as background jobs: the web stores the upload and queues an ImportJob; a worker reads it.
+
+The web request does only what is cheap and bounded: it stores the file (hashing it as it
+streams), refuses a duplicate, and reads the first rows the way the preview does, so a file
+whose columns cannot work is refused while the person waits (the page's message, the API's
+400). Everything that grows with the file (reading every row, the report, the split, the
+Parquet rows) runs on a worker (the default queue: see TASK) through
+services.dataset_create_from_upload, the code every other door (the command line, the review
+loop, conflict resolution) runs in-process, so an import job makes exactly the dataset they
+would. The worker writes rows and bytes read at most every PROGRESS_INTERVAL, and reads the
+cancel back in the same write.
+
+Files: MEDIA_ROOT/imports/<owner id>/<job id hex>/input.<ext>, named on the row relative to
+MEDIA_ROOT and published to the shared storage for a worker on another node. It is deleted
+when the job ends, whatever the end; a completed import's bytes live on as the dataset's
+original file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.files import File
+from django.db import transaction
+from django.utils import timezone
+
+from core import broker, filestore
+from core.diskspace import DiskFull, disk_full_refused, is_disk_full
+from core.processes import hostname
+from core.queueing import task_send_on_commit
+from projects import policy
+from projects.models import Project
+
+from . import selectors, services
+from .articles import ArticleStream
+from .models import ImportJob
+from .preview import dataset_preview
+from .readers import DatasetFileError
+from .splitting import DEFAULT_RATIOS, split_ratios_validate
+from .upload_files import check_size, safe_filename, spool
+
+logger = logging.getLogger(__name__)
+
+# The default queue, which the inference worker serves (start_m1.sh): an import is short next
+# to a training and must never wait behind one on the training queue; it does not share the
+# inference queue so a long import never delays a batch's message (it only shares a worker).
+TASK = "dataset_management.tasks.import_run"
+PROGRESS_INTERVAL = 0.5  # seconds between two progress writes (and cancel checks)
+REPORT_EVERY = 500  # records between two looks at the clock: cheap next to parsing them
+# A running import writes its heartbeat every PROGRESS_INTERVAL while it reads and at each
+# later phase (splitting 2,000,000 rows takes well under a minute); five minutes of silence
+# means its worker is gone.
+STALE_SECONDS = 300
+LOST_MESSAGE_REASON = (
+    "The job queue lost this import's message (Redis restarted or was flushed), so no worker "
+    "would ever start it; nothing was saved. Upload the file again."
+)
+S = ImportJob.Status
+
+
+class ImportCancelled(Exception):
+    """Raised between two chunks of rows once the person asked to cancel."""
+
+
+class ImportStopped(Exception):
+    """Raised when the row left `running` under the worker (the sweep failed it)."""
+
+
+def imports_root() -> Path:
+    return Path(settings.MEDIA_ROOT) / "imports"
+
+
+def _input_name(filename: str) -> str:
+    # The reader sniffs the format from the original name (kept on the row); on disk the file
+    # keeps only a tidy extension.
+    suffix = "".join(c for c in Path(filename).suffix.lower() if c.isalnum())[:8]
+    return f"input.{suffix}" if suffix else "input"
+
+
+# --- the web's side ------------------------------------------------------------------------------
+
+
+def import_job_create(
+    *, owner: Any, project: Project, uploaded_file: Any, name: str, description: str = "",
+    mapping: dict[str, Any] | None = None,
+    split_ratios: tuple[float, ...] | list[float] = DEFAULT_RATIOS, seed: int = 42,
+) -> ImportJob:
+    """Store the upload and queue its import into `project`; DatasetFileError (nothing kept)
+    for a file refused at once: too large, a duplicate in the project, bad ratios, or first
+    rows that cannot be read with these columns. core.diskspace.DiskFull when the disk fills,
+    core.queueing.QueueUnavailable when the broker is down (the row is then failed)."""
+    policy.require(user=owner, action=policy.Action.UPLOAD, project=project)
+    try:
+        ratios = split_ratios_validate(tuple(split_ratios))
+    except ValueError as exc:
+        raise DatasetFileError(str(exc)) from None
+    check_size(uploaded_file)
+    filename = safe_filename(uploaded_file.name)
+    job_key = uuid.uuid4().hex
+    folder = imports_root() / str(int(owner.pk)) / job_key
+    source = folder / _input_name(filename)
+    try:
+        content_hash = _store(uploaded_file, source)
+        existing = selectors.dataset_with_content(project_id=project.pk,
+                                                  content_hash=content_hash)
+        if existing is not None:
+            raise DatasetFileError(f"This file was already uploaded as dataset "
+                                   f"'{existing.name}' (id {existing.pk}).")
+        _first_rows_check(source, filename=filename, mapping=mapping)
+        filestore.file_publish(name=_relative(source))  # for a worker on another node
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    options = {"mapping": mapping or None, "split_ratios": list(ratios), "seed": int(seed)}
+    with transaction.atomic():
+        job = ImportJob.objects.create(
+            project=project, owner=owner, name=name[:200], description=description,
+            filename=filename, input_path=_relative(source), options=options,
+            total_bytes=source.stat().st_size, celery_task_id=job_key,
+            message="Waiting for a worker",
+        )
+
+        def unreachable(reason: str) -> None:
+            if ImportJob.objects.transition(job.pk, source=S.QUEUED, target=S.FAILED,
+                                            reason=reason, finished_at=timezone.now()):
+                _input_discard(job)
+
+        task_send_on_commit(name=TASK, args=(job.pk,), task_id=job_key,
+                            queue=settings.QUEUE_DEFAULT, on_unreachable=unreachable)
+    logger.info("Queued import %s of %s (%s bytes)", job.pk, filename, job.total_bytes)
+    return job
+
+
+def _store(uploaded_file: Any, source: Path) -> str:
+    """Write the upload as input.<ext>.part, then rename it: a worker never sees half a file.
+    Returns its SHA-256; DiskFull, with the partial file gone, when the disk fills."""
+    part = source.with_name(source.name + ".part")
+    with disk_full_refused():
+        source.parent.mkdir(parents=True)
+        content_hash = spool(uploaded_file, part)
+        os.replace(part, source)
+    return content_hash
+
+
+def _first_rows_check(source: Path, *, filename: str, mapping: dict[str, Any] | None) -> None:
+    """The preview's reading of the first rows (bounded, whatever the file's size): a format,
+    encoding or column problem there is refused now rather than by the worker."""
+    with source.open("rb") as handle, disk_full_refused():
+        preview = dataset_preview(uploaded_file=File(handle, name=filename),
+                                  mapping_overrides=mapping)
+    if not preview.report.get("rows_sampled"):
+        raise DatasetFileError("The file has a header but no data rows.")
+
+
+def import_job_cancel(*, user: Any, job: ImportJob) -> ImportJob:
+    """A queued import ends cancelled at once; a running one is asked to stop, which its
+    worker does between two chunks of rows, removing everything it wrote. An ended one is
+    left as it is."""
+    policy.require(user=user, action=policy.Action.CANCEL, obj=job)
+    who = user.get_username() if user is not None else "the system"
+    reason = f"Cancelled by {who}; nothing was saved."
+    if ImportJob.objects.transition(job.pk, source=S.QUEUED, target=S.CANCELLED, reason=reason,
+                                    finished_at=timezone.now(), message=""):
+        _input_discard(job)
+    else:
+        ImportJob.objects.filter(pk=job.pk, status=S.RUNNING).update(
+            cancel_requested=True, reason=reason, updated_at=timezone.now())
+    job.refresh_from_db()
+    return job
+
+
+# --- the worker's side ---------------------------------------------------------------------------
+
+
+class ImportReporter:
+    """services.ImportProgress for one job: follows the records beneath the parser and writes
+    rows and bytes read (and the heartbeat) at most every PROGRESS_INTERVAL. The same
+    conditional UPDATE reads the cancel back: it changes no row once cancel_requested is set
+    or the row left `running`, and the reporter then raises, between two chunks of rows."""
+
+    def __init__(self, *, job_id: int, total_bytes: int = 0) -> None:
+        self.job_id = job_id
+        self.total_bytes = total_bytes
+        self.rows = 0
+        self.bytes_read: int | None = None
+        self._written_at = 0.0
+
+    def attach(self, articles: ArticleStream) -> None:
+        position = _byte_position(articles)
+        records = articles.stream.records
+
+        def reported() -> Any:
+            for record in records:
+                yield record
+                self.rows += 1
+                if self.rows % REPORT_EVERY == 0:
+                    self.bytes_read = position()
+                    self.write("Reading rows", force=False)
+            # Every record read: the whole file was (its reader has closed it by now).
+            self.bytes_read = self.total_bytes or position()
+            # The last look for a cancel: what follows (labels, split, saving) takes seconds.
+            self.write("Checking labels, splitting and saving the rows", force=True)
+
+        articles.stream.records = reported()
+
+    def write(self, message: str, *, force: bool) -> None:
+        now = time.monotonic()
+        if not force and now - self._written_at < PROGRESS_INTERVAL:
+            return
+        self._written_at = now
+        fields: dict[str, Any] = {"rows_read": self.rows, "message": message,
+                                  "heartbeat_at": timezone.now(), "updated_at": timezone.now()}
+        if self.bytes_read is not None:
+            fields["bytes_read"] = self.bytes_read
+        changed = ImportJob.objects.filter(pk=self.job_id, status=S.RUNNING,
+                                           cancel_requested=False).update(**fields)
+        if not changed:
+            state = ImportJob.objects.filter(pk=self.job_id).values_list(
+                "status", "cancel_requested").first()
+            if state is not None and state == (S.RUNNING, True):
+                raise ImportCancelled()
+            raise ImportStopped()
+
+
+def _byte_position(articles: ArticleStream) -> Any:
+    """How far into the file the reader is, in bytes, as far as it can be known.
+
+    Every text reader hands its open file's close() to its RecordStream, so the file is found
+    through it without changing the readers; its binary buffer's tell() is exact to the read
+    chunk. A workbook is read through its zip: no position (None), the rows still count."""
+    handle = getattr(articles.stream.close, "__self__", None)
+    handle = getattr(handle, "buffer", handle)
+    tell = getattr(handle, "tell", None)
+
+    def position() -> int | None:
+        try:
+            return int(tell()) if tell is not None else None
+        except (OSError, ValueError):  # closed, or not seekable
+            return None
+
+    return position
+
+
+def import_job_run(*, job_id: int) -> ImportJob | None:
+    """Run a queued import (the task calls this; tests and scripts may call it in-process):
+    claim it exactly once, import the file with services.dataset_create_from_upload, and end
+    the row completed with its dataset, failed with the reason, or cancelled. Nothing is left
+    of a failed or cancelled import. None when the job was not queued any more."""
+    if not ImportJob.objects.transition(
+            job_id, source=S.QUEUED, target=S.RUNNING, started_at=timezone.now(),
+            heartbeat_at=timezone.now(), worker_host=hostname(), message="Reading rows"):
+        return None
+    job = ImportJob.objects.select_related("owner").get(pk=job_id)
+    reporter = ImportReporter(job_id=job_id, total_bytes=job.total_bytes)
+    dataset, target, reason, stopping = None, S.COMPLETED, "", None
+    try:
+        dataset = _import(job, reporter)
+    except ImportCancelled:
+        target = S.CANCELLED
+        reason = job_reason(job_id) or f"Cancelled after {reporter.rows:,} rows; nothing saved."
+    except ImportStopped:
+        target = None
+        logger.warning("import %s left running while it ran (the sweep?): undone", job_id)
+    except BaseException as exc:
+        target, reason = S.FAILED, _failure_reason(job_id, exc)
+        stopping = None if isinstance(exc, Exception) else exc  # a worker shutting down
+    # The upload goes before the row says it ended: whoever reads an ended row finds no input.
+    _input_discard(job)
+    if target is not None and not _end(job, target=target, reporter=reporter, reason=reason,
+                                       dataset=dataset) and dataset is not None:
+        # The sweep failed it meanwhile (its heartbeat looked stale): its reason stands, so
+        # the dataset it would contradict goes.
+        services.dataset_delete(dataset=dataset)
+    if stopping is not None:
+        raise stopping
+    job.refresh_from_db()
+    return job
+
+
+def _import(job: ImportJob, reporter: ImportReporter) -> Any:
+    options = job.options or {}
+    path = filestore.file_local(name=job.input_path)
+    with path.open("rb") as handle:
+        return services.dataset_create_from_upload(
+            owner=job.owner, project=job.project_id, uploaded_file=File(handle, job.filename),
+            name=job.name, description=job.description, mapping=options.get("mapping") or None,
+            split_ratios=tuple(options.get("split_ratios") or DEFAULT_RATIOS),
+            seed=int(options.get("seed", 42)), progress=reporter,
+        )
+
+
+def _failure_reason(job_id: int, exc: BaseException) -> str:
+    if isinstance(exc, DatasetFileError | ValueError):
+        return str(exc)  # the file's problem, in the words every door uses
+    if isinstance(exc, DiskFull):
+        return exc.message
+    if is_disk_full(exc):
+        return DiskFull().message
+    logger.error("import %s failed", job_id, exc_info=exc)
+    return f"The import failed ({type(exc).__name__}: {exc}); nothing was saved."
+
+
+def job_reason(job_id: int) -> str:
+    return ImportJob.objects.filter(pk=job_id).values_list("reason", flat=True).first() or ""
+
+
+def _end(job: ImportJob, *, target: str, reporter: ImportReporter, reason: str = "",
+         dataset: Any = None) -> bool:
+    fields: dict[str, Any] = {"rows_read": reporter.rows, "finished_at": timezone.now(),
+                              "reason": reason, "message": "", "heartbeat_at": timezone.now()}
+    if reporter.bytes_read is not None:
+        fields["bytes_read"] = reporter.bytes_read
+    if dataset is not None:
+        fields["dataset"] = dataset
+    return ImportJob.objects.transition(job.pk, source=S.RUNNING, target=target, **fields)
+
+
+def _input_discard(job: ImportJob) -> None:
+    """The stored upload goes, this node's copy and the shared one, and its folder."""
+    if not job.input_path:
+        return
+    path = Path(settings.MEDIA_ROOT) / job.input_path
+    path.unlink(missing_ok=True)
+    filestore.file_delete(name=job.input_path)
+    shutil.rmtree(path.parent, ignore_errors=True)
+    ImportJob.objects.filter(pk=job.pk).update(input_path="")
+
+
+def _relative(path: Path) -> str:
+    return str(path.relative_to(Path(settings.MEDIA_ROOT)))
+
+
+# --- maintenance ---------------------------------------------------------------------------------
+
+
+def import_jobs_fail_stale(*, stale_seconds: float = STALE_SECONDS) -> str:
+    """Beat's maintenance step (core.registry): end the imports nobody will finish.
+
+    A running import whose heartbeat is older than `stale_seconds` lost its worker (killed or
+    restarted; the task is acknowledged on receipt, so nobody gets it again): failed with the
+    reason. A queued one whose message the broker no longer holds: failed likewise. Then the
+    working folders such imports left under MEDIA_ROOT/datasets are removed. Idempotent."""
+    cutoff = timezone.now() - timedelta(seconds=stale_seconds)
+    failed = 0
+    for job in ImportJob.objects.filter(status=S.RUNNING, heartbeat_at__lt=cutoff):
+        reason = (f"The worker importing this file stopped (killed or restarted) after "
+                  f"{job.rows_read:,} rows; nothing was saved. Upload the file again.")
+        if ImportJob.objects.transition(job.pk, source=S.RUNNING, target=S.FAILED,
+                                        reason=reason, finished_at=timezone.now(), message=""):
+            _input_discard(job)
+            failed += 1
+    failed += _fail_lost_messages(cutoff=cutoff)
+    removed = _remove_abandoned_workdirs(stale_seconds=stale_seconds)
+    done = [f"{failed} stale import(s) failed" if failed else "",
+            f"{removed} abandoned import folder(s) removed" if removed else ""]
+    return "; ".join(part for part in done if part)
+
+
+def _fail_lost_messages(*, cutoff: Any) -> int:
+    waiting = list(ImportJob.objects.filter(status=S.QUEUED, created_at__lt=cutoff))
+    held = broker.broker_task_ids(queue=settings.QUEUE_DEFAULT) if waiting else None
+    if held is None:  # not Redis, or unreadable: nothing may be judged lost
+        return 0
+    failed = 0
+    for job in waiting:
+        if job.celery_task_id not in held and ImportJob.objects.transition(
+                job.pk, source=S.QUEUED, target=S.FAILED, reason=LOST_MESSAGE_REASON,
+                finished_at=timezone.now(), message=""):
+            _input_discard(job)
+            failed += 1
+    return failed
+
+
+def _remove_abandoned_workdirs(*, stale_seconds: float) -> int:
+    """services' working folders (datasets/.incoming-*) in which nothing was written for
+    `stale_seconds`: their import's process died before it could remove them."""
+    root = Path(settings.MEDIA_ROOT) / "datasets"
+    if not root.is_dir():
+        return 0
+    cutoff = time.time() - stale_seconds
+    removed = 0
+    for folder in root.glob(".incoming-*"):
+        try:
+            newest = max([folder.stat().st_mtime,
+                          *(p.stat().st_mtime for p in folder.iterdir())])
+        except OSError:  # removed under us by its own import finishing
+            continue
+        if newest < cutoff:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed

@@ -1,0 +1,119 @@
+"""Expected calibration error (ECE) before and after calibration, on the demo data with the
+app's own split, per model kind and seed; and whether the recall thresholds hold on test.
+
+The demo CSV is imported through MedLitBot's ingestion service exactly as
+scripts/evaluate_quality.py does (seed 42, 80/10/10). Each model is trained once per seed as a
+job trains it (calibration fitted on validation: temperature, the default). Its raw validation
+and test probabilities are then kept, and every calibration method (temperature, isotonic,
+auto) is fitted on the same validation probabilities and scored on test, so the methods are
+compared on the very same model; "none" is the raw model. ECE: 15 equal-width bins over every
+article-label probability (the demo data is multi-label; engine/calibration.py).
+
+Usage: python scripts/benchmark_calibration.py [--models tfidf_logreg,tfidf_svm,...]
+       [--seeds 42,43,44] [--epochs 3]
+Last line: one JSON object (per model and method: the ECE on test per seed, mean and spread).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from evaluate_quality import import_demo
+
+MODELS = ("tfidf_logreg", "tfidf_svm", "minilm_embed_logreg", "minilm")
+METHODS = ("none", "temperature", "isotonic", "auto")
+
+
+def _ece(prob: Any, truth: Any, multi: bool) -> float:
+    from classification.engine.calibration import calibration_events, expected_calibration_error
+
+    return float(expected_calibration_error(*calibration_events(prob, truth, multi)))
+
+
+def one_run(model_type: str, seed: int, splits: tuple[Any, Any, Any], labels: list[str],
+            multi: bool, epochs: int, scratch: Path) -> dict[str, Any]:
+    """Train once; every method's ECE on validation and test, and the recall thresholds' hold."""
+    from classification.engine.calibration import fit_calibration
+    from classification.engine.decisions import recall_thresholds
+    from classification.engine.metrics import encode_labels
+    from classification.ml_models import REGISTRY, TrainConfig, create_classifier
+
+    train, val, test = splits
+    config = TrainConfig(label_names=labels, multi_label=multi, epochs=epochs, seed=seed,
+                         output_dir=str(scratch / f"job-{model_type}-{seed}"))
+    if REGISTRY[model_type].learning_rate is not None:
+        config.learning_rate = REGISTRY[model_type].learning_rate
+    clf: Any = create_classifier(model_type)
+    started = time.perf_counter()
+    clf.fit(train, val, config, lambda e: None, lambda: False)
+    seconds = time.perf_counter() - started
+    raw_val, raw_test = clf.predict_proba_raw(val.texts), clf.predict_proba_raw(test.texts)
+    y_val, y_test = encode_labels(val.labels, labels), encode_labels(test.labels, labels)
+    row: dict[str, Any] = {"fit_seconds": seconds, "val": {}, "test": {}}
+    for method in METHODS:
+        cal = fit_calibration(prob=raw_val, truth=y_val, multi_label=multi, method=method)
+        row["val"][method] = _ece(cal.apply(raw_val), y_val, multi)
+        row["test"][method] = _ece(cal.apply(raw_test), y_test, multi)
+    # The model as trained (temperature): its recall thresholds, set on validation, on test.
+    prob_test = clf.predict_proba(test.texts)
+    fitted = recall_thresholds(y_val, clf.predict_proba(val.texts), clf.recall_target or 0.95)
+    recalls = [float((prob_test[y_test[:, j] == 1, j] >= f["threshold"]).mean())
+               for j, f in enumerate(fitted) if f["threshold"] is not None and y_test[:, j].any()]
+    row["test_recall_at_recall_threshold"] = {"min": min(recalls), "mean":
+                                              statistics.fmean(recalls)}
+    metrics = clf.evaluate(test)
+    row["micro_f1"], row["macro_f1"] = metrics["micro_f1"], metrics["macro_f1"]
+    return row
+
+
+def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for split in ("val", "test"):
+        for method in METHODS:
+            values = [r[split][method] for r in runs]
+            out[f"{split}_{method}"] = {
+                "per_seed": values, "mean": statistics.fmean(values),
+                "sd": statistics.stdev(values) if len(values) > 1 else 0.0}
+    out["test_recall_min"] = [r["test_recall_at_recall_threshold"]["min"] for r in runs]
+    out["macro_f1"] = [r["macro_f1"] for r in runs]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--seeds", default="42,43,44")
+    parser.add_argument("--epochs", type=int, default=3, help="for minilm (the app's default)")
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="medlitbot-calibration-"))
+    try:
+        train, val, test, labels, multi = import_demo(scratch)
+        print(f"demo data: train/validation/test = {len(train)}/{len(val)}/{len(test)}, "
+              f"multi_label={multi}; ECE on test, 15 bins, mean ± sd over seeds", flush=True)
+        results: dict[str, Any] = {}
+        for model_type in args.models.split(","):
+            runs = [one_run(model_type, int(seed), (train, val, test), labels, multi,
+                            args.epochs, scratch) for seed in args.seeds.split(",")]
+            results[model_type] = summary = summarise(runs)
+            cells = "  ".join(f"{m} {summary[f'test_{m}']['mean']:.4f}±"
+                              f"{summary[f'test_{m}']['sd']:.4f}" for m in METHODS)
+            print(f"{model_type:20s} {cells}  | recall@recall-thr on test (min over labels) "
+                  f"{[round(v, 3) for v in summary['test_recall_min']]}  macro-F1 "
+                  f"{[round(v, 4) for v in summary['macro_f1']]}  "
+                  f"fit {statistics.fmean(r['fit_seconds'] for r in runs):.0f}s", flush=True)
+        print(json.dumps(results))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""A 5,000,000-row CSV (66 MB) sent to the real web server is stored and queued at once; the
+worker refuses it at row 2,000,001 (DATASET_MAX_ROWS, its default) with the message every door
+gives, keeps nothing, and stays within its memory bound, while the web answers every request in
+under a second from the upload to the end."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import requests
+
+from api.tokens import token_create
+from dataset_management.models import Dataset, ImportJob
+from tests.import_support import import_wait, start_default_worker
+from tests.plugins.datasets import media_files
+
+pytestmark = pytest.mark.worker
+
+ROWS = 5_000_000
+OVER_CAP = ("This file has more than 2,000,000 rows (DATASET_MAX_ROWS); split it or raise the "
+            "cap. Reading stopped at row 2,000,001 (line 2,000,002).")
+
+
+def five_million_rows(path: Path) -> Path:
+    with path.open("w") as out:
+        out.write("title,abstract,label\n")
+        for start in range(0, ROWS, 100_000):
+            out.write("".join(f"t{i % 10},w{i},{'ab'[i % 2]}\n"
+                              for i in range(start, start + 100_000)))
+    return path
+
+
+class Probe(threading.Thread):
+    """Asks the web for /healthz and for the import (a database read) every 0.1 s, keeping the
+    slowest answer of each, until stopped."""
+
+    def __init__(self, base: str, key: str) -> None:
+        super().__init__(daemon=True)
+        self.base, self.key = base, key
+        self.import_id: int | None = None
+        self.slowest: dict[str, float] = {"healthz": 0.0, "import": 0.0}
+        self.answers = 0
+        self.halt = threading.Event()
+
+    def ask(self, name: str, path: str) -> None:
+        started = time.perf_counter()
+        answer = requests.get(self.base + path, timeout=10,
+                              headers={"Authorization": f"Token {self.key}"})
+        assert answer.status_code == 200, (path, answer.status_code)
+        self.slowest[name] = max(self.slowest[name], time.perf_counter() - started)
+        self.answers += 1
+
+    def run(self) -> None:
+        while not self.halt.is_set():
+            self.ask("healthz", "/healthz")
+            if self.import_id is not None:
+                self.ask("import", f"/api/datasets/imports/{self.import_id}/")
+            time.sleep(0.1)
+
+
+def worker_rss(pid: int) -> int:
+    process = psutil.Process(pid)
+    return sum(p.memory_info().rss for p in (process, *process.children(recursive=True)))
+
+
+def test_five_million_rows_are_refused_over_the_cap_while_the_web_answers_within_a_second(
+    start_app_server, start_worker, user, tmp_path: Path
+) -> None:
+    csv_path = five_million_rows(tmp_path / "five_million.csv")
+    server = start_app_server()
+    worker = start_default_worker(start_worker)
+    _, key = token_create(user=user, name="probe")
+    probe = Probe(server.url, key)
+    probe.start()
+    peak = 0
+    try:
+        started = time.perf_counter()
+        with csv_path.open("rb") as handle:
+            answer = requests.post(f"{server.url}/api/datasets/", files={"file": handle},
+                                   data={"name": "Five million"}, timeout=60,
+                                   headers={"Authorization": f"Token {key}"})
+        accepted_after = time.perf_counter() - started
+        assert answer.status_code == 202, answer.text
+        probe.import_id = answer.json()["id"]
+
+        def watched(job: ImportJob) -> bool:
+            nonlocal peak
+            peak = max(peak, worker_rss(worker.pid))
+            return job.status in ("completed", "failed", "cancelled")
+
+        job = import_wait(probe.import_id, timeout=600, until=watched)
+    finally:
+        probe.halt.set()
+        probe.join(timeout=15)
+    print(f"\n202 after {accepted_after:.1f} s; worker peak {peak / 2**20:.0f} MB; slowest "
+          f"answers {probe.slowest}; {probe.answers} answers")
+    assert job.status == "failed"
+    assert job.reason == OVER_CAP
+    assert job.rows_read == 2_000_000
+    assert not Dataset.objects.exists()
+    assert not [p for p in media_files() if not p.startswith("staging/")], media_files()
+    assert probe.answers > 50
+    assert max(probe.slowest.values()) < 1.0, probe.slowest
+    assert peak < 900 * 2**20, f"worker peak {peak / 2**20:.0f} MB"

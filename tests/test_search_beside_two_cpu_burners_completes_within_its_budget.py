@@ -1,0 +1,66 @@
+"""On a loaded machine (two CPU burners beside it), a search over TF-IDF and MiniLM-embedding
+candidates, on a real worker under a short stall floor, ends `completed` within its budget plus
+10%, wall time from the claim to the end: no healthy trial trips the watchdog (the embeddings
+report per batch), the progress bar and the ETA move during every trial, and every candidate
+was tried."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from classification.jobs.searches import search_create
+from classification.models import MLModel, TrainingJob
+from tests.job_support import DONE, fast_env
+
+BUDGET_MINUTES = 1.5
+CANDIDATES = ["tfidf_logreg", "tfidf_svm", "minilm_embed_logreg"]
+
+
+def follow(job: TrainingJob, timeout: float) -> list[tuple[int | None, float, float | None]]:
+    """(running trial, progress %, ETA) twice a second until the job ends."""
+    seen = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        live = [row["number"] for row in job.leaderboard if row.get("state") == "running"]
+        seen.append((live[0] if live else None, job.progress_percentage, job.eta_seconds))
+        if job.status in DONE:
+            return seen
+        time.sleep(0.5)
+    raise AssertionError(f"the search did not end within {timeout} s")
+
+
+@pytest.mark.worker
+def test_a_search_beside_two_cpu_burners_completes_within_its_budget(
+        start_worker, slice_dataset, user) -> None:
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        # A 30 s stall floor: only a phase's own pace could excuse a long silence.
+        start_worker(**fast_env(STALL_TIMEOUT_FLOOR="30", STALL_TIMEOUT_CEILING="300",
+                                HEARTBEAT_TIMEOUT="30"))
+        job = search_create(owner=user, dataset=slice_dataset,
+                            time_budget_minutes=BUDGET_MINUTES, candidates=CANDIDATES)
+        seen = follow(job, timeout=BUDGET_MINUTES * 60 * 1.1 + 120)
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+    job.refresh_from_db()
+    assert job.status == "completed", job.reason
+    ran = (job.finished_at - job.started_at).total_seconds()
+    assert ran <= 1.1 * BUDGET_MINUTES * 60, f"{ran:.0f} s for a {BUDGET_MINUTES} min budget"
+
+    search = MLModel.objects.get(pk=job.ml_model_id).metrics["search"]
+    assert search["verdict"]
+    tried = {row["model_type"] for row in job.leaderboard if row["state"] == "complete"}
+    assert set(CANDIDATES) <= tried, job.leaderboard
+    # During each trial watched long enough, the bar and the ETA moved.
+    for number in {n for n, _, _ in seen if n is not None}:
+        during = [(p, eta) for n, p, eta in seen if n == number]
+        if len(during) >= 6:  # three seconds or more
+            assert len({p for p, _ in during}) > 1, (number, during)
+            assert len({eta for _, eta in during}) > 1, (number, during)
