@@ -17,6 +17,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.presenters import job_history_window, job_phase_display, model_headline_metrics
+from classification.engine.metadata import FIELDS as METADATA_FIELDS
 from classification.engine.schema import (
     STAFF,
     TrainConfigError,
@@ -350,6 +351,17 @@ class JobSerializer(ExpandableSerializer):
 class ArticleSerializer(serializers.Serializer):
     title = serializers.CharField(required=False, allow_blank=True, default="")
     abstract = serializers.CharField(required=False, allow_blank=True, default="")
+    # Metadata a model trained with it reads beside the text (engine/metadata.py); each may be
+    # left out, and a model trained on text only ignores them.
+    journal = serializers.CharField(required=False, allow_blank=True, max_length=500,
+                                    help_text="The journal's name.")
+    mesh = serializers.ListField(child=serializers.CharField(max_length=500), required=False,
+                                 max_length=200, help_text="MeSH headings.")
+    publication_types = serializers.ListField(
+        child=serializers.CharField(max_length=500), required=False, max_length=50,
+        help_text="Publication types, e.g. Randomized Controlled Trial.")
+    keywords = serializers.ListField(child=serializers.CharField(max_length=500),
+                                     required=False, max_length=200, help_text="Keywords.")
 
 
 class PredictInputSerializer(serializers.Serializer):
@@ -389,12 +401,21 @@ class PredictInputSerializer(serializers.Serializer):
             return list(data["texts"])
         return [article_text(a["title"], a["abstract"]) for a in data["articles"]]
 
-    def records_for_batch(self) -> list[dict[str, str]]:
-        """The same input as rows a batch file holds: {"text"} or {"title", "abstract"}."""
+    def metadata_given(self) -> list[dict[str, Any]] | None:
+        """Each article's metadata fields as given (None for `text` and `texts`)."""
+        articles = self.validated_data.get("articles")
+        if not articles:
+            return None
+        return [{k: v for k, v in a.items() if k in METADATA_FIELDS and v} for a in articles]
+
+    def records_for_batch(self) -> list[dict[str, Any]]:
+        """The same input as rows a batch file holds: {"text"} or {"title", "abstract"} (and
+        the metadata given, under the names PubMed XML's records use)."""
         data = self.validated_data
         if data.get("articles"):
-            return [{"title": a["title"].strip(), "abstract": a["abstract"].strip()}
-                    for a in data["articles"]]
+            return [{"title": a["title"].strip(), "abstract": a["abstract"].strip(), **meta}
+                    for a, meta in zip(data["articles"], self.metadata_given() or [],
+                                       strict=True)]
         return [{"text": text} for text in self.texts_to_classify()]
 
 

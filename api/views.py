@@ -285,8 +285,9 @@ class ModelPredictApi(APIView):
                     f"request, or leave threshold at f1 for a batch."]})
             return self._as_batch(request, model, data, texts)
         try:
-            predictions = services.mlmodel_predict(ml_model=model, texts=texts,
-                                                   threshold=threshold)
+            predictions = services.mlmodel_predict(
+                ml_model=model, threshold=threshold, texts=services.mlmodel_texts(
+                    ml_model=model, texts=texts, metadata=data.metadata_given()))
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response(s.PredictOutputSerializer({

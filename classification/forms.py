@@ -11,6 +11,7 @@ from classification.engine.schema import (
     user_settings,
 )
 from classification.engine.types import article_text
+from classification.jobs.adapt_encoders import ADAPTED, adapted_encoder_choices
 from classification.ml_models import REGISTRY
 from classification.selectors import training_dataset_choices
 from classification.services import training_model_path_errors
@@ -50,8 +51,9 @@ def _setting_field(spec: Any) -> forms.Field:
     if spec.choices:
         # A select whose value stays text: the schema checks it, with the API's and CLI's
         # message. Empty: the setting's default.
-        options = [("", f"{spec.default} (default)"),
-                   *((c, c) for c in spec.choices if c != spec.default)]
+        shown = ", ".join(spec.default) if isinstance(spec.default, list) else spec.default
+        options = [("", f"{shown} (default)"),
+                   *((c, c) for c in spec.choices if c != shown)]
         return forms.CharField(required=False, label=spec.label, help_text=spec.help,
                                widget=forms.Select(choices=options))
     if spec.type is str:
@@ -81,6 +83,12 @@ class TrainingJobCreateForm(forms.Form):
         # The labelled datasets of the (current) project, if the person may train there: a
         # dataset posted from elsewhere is "not a valid choice".
         self.fields["dataset"].queryset = training_dataset_choices(user=user, project=project)
+        # Each adapted encoder the person can see is a base to fine-tune: "adapted:<its id>".
+        self.encoder_model_id = 0
+        self.fields["model_type"].choices = [
+            *self.fields["model_type"].choices,
+            *((f"{ADAPTED}:{e.pk}", f"Adapted encoder: {e.name}")
+              for e in adapted_encoder_choices(user=user, project=project))]
         # Advanced: empty means "use the preset's value". Derived from the training schema.
         for spec in user_settings(advanced_only=True):
             if spec.who != STAFF or self.staff:
@@ -100,6 +108,14 @@ class TrainingJobCreateForm(forms.Form):
     def flag_fields(self) -> list[forms.BoundField]:
         return [self[s.name] for s in user_settings(advanced_only=True)
                 if s.type is bool and s.name in self.fields]
+
+    def clean_model_type(self) -> str:
+        """"adapted:<id>" is the adapted type fine-tuning that encoder."""
+        value = self.cleaned_data["model_type"]
+        if value.startswith(f"{ADAPTED}:"):
+            self.encoder_model_id = int(value.partition(":")[2])
+            return ADAPTED
+        return value
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -129,6 +145,8 @@ class TrainingJobCreateForm(forms.Form):
         config = dict(PRESETS[self.cleaned_data["preset"]]["config"])
         config.update(self.settings)
         config["preset"] = self.cleaned_data["preset"]
+        if self.encoder_model_id:
+            config["encoder_model_id"] = self.encoder_model_id
         return config
 
     def model_name(self) -> str:

@@ -332,6 +332,12 @@ class BatchJob(models.Model):
     # Asked for at creation: a top_terms column saying which words drove each label. Costs
     # milliseconds per article for TF-IDF, about a second of every core for a transformer.
     top_terms = models.BooleanField(default=False)
+    # 0: classified in one piece. N >= 2: cut into N BatchShard rows that every live inference
+    # worker runs (batches/shards.py); `shard_layout` is what each shard's CSV needs of the
+    # file (format, columns), `leader` the process cutting or assembling ("" when none).
+    shard_count = models.PositiveIntegerField(default=0)
+    shard_layout = models.JSONField(default=dict, blank=True)
+    leader = models.CharField(max_length=300, blank=True)
 
     celery_task_id = models.CharField(max_length=255, blank=True)
     worker_host = models.CharField(max_length=255, blank=True)
@@ -430,6 +436,7 @@ class StatusChange(models.Model):
 
 
 # Review models live in their own package but belong to this app (and its migrations).
-# So does the evaluation job (classification/mlmodels/evaluation_model.py).
+# So do the evaluation job (classification/mlmodels/evaluation_model.py) and a batch's shards.
+from classification.batches.shard_model import BatchShard  # noqa: E402, F401
 from classification.mlmodels.evaluation_model import EvaluationJob  # noqa: E402, F401
 from classification.review.models import ReviewItem, ReviewRound  # noqa: E402, F401

@@ -38,7 +38,7 @@ from classification.mlmodels.evaluation_scoring import (
     mlmodel_evaluate_file,
     mlmodel_evaluate_upload,
 )
-from classification.mlmodels.prediction import mlmodel_predict
+from classification.mlmodels.prediction import mlmodel_predict, mlmodel_texts
 
 __all__ = [
     "EVALUATION_TASK",
@@ -54,6 +54,7 @@ __all__ = [
     "mlmodel_evaluate_upload",
     "mlmodel_evaluation_columns",
     "mlmodel_predict",
+    "mlmodel_texts",
     "training_job_cancel",
     "training_job_claim",
     "training_job_create",

@@ -54,6 +54,14 @@ def batch_job_run(batch_id: str) -> str | None:
     return batch_services.batch_job_run(batch_id=batch_id)
 
 
+# Acked on receipt too: a message only wakes a worker for a sharded batch; which shard it runs
+# is claimed from the rows (classification/batches/shards.py), so a lost message loses no work.
+@shared_task(name=batch_services.SHARD_TASK, ignore_result=True, acks_late=False)
+def batch_shards_run(batch_id: str) -> str | None:
+    """Run a sharded batch's queued shards, and assemble it if they are all done."""
+    return batch_services.batch_shards_work(batch_id=batch_id)
+
+
 @worker_ready.connect
 def reconcile_batches_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
     # A worker killed mid-batch left its batch "running": resume it (or fail it), but only where

@@ -310,7 +310,11 @@ def _unreachable_reason(host: str, port: int, exc: BaseException, timeout: float
 
 
 def _proxy_for(scheme: str, host: str) -> urllib.parse.SplitResult | None:
-    proxy = urllib.request.getproxies().get(scheme)
+    """The https proxy the environment names (a CONNECT tunnel); never for plain http or this
+    machine's own addresses (the tests' replay server)."""
+    if scheme != "https" or host in ("localhost", "127.0.0.1", "::1"):
+        return None
+    proxy = urllib.request.getproxies().get("https")
     if not proxy or urllib.request.proxy_bypass(host):
         return None
     parts = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")

@@ -16,6 +16,9 @@ from django.utils import timezone
 from . import policy
 from .models import ROLE_RANK, Activity, Invitation, Membership, Project, Role
 
+# The words people know these rows by, where Django's default plural ("ml models") is not it.
+_HOLDING_NAMES = {"classification.MLModel": "models", "classification.BatchJob": "batches"}
+
 
 class ProjectError(ValueError):
     """A refusal in plain words (last owner, unknown user, expired link ...)."""
@@ -97,15 +100,28 @@ def project_delete(*, user: Any, project: Project) -> None:
     if project.personal_for_id is not None:
         raise ProjectError("A personal project cannot be deleted: it is where your work goes "
                            "when you choose no other project.")
-    held = {
-        "datasets": project.datasets.count(),
-        "models": project.ml_models.count(),
-        "batches": project.batch_jobs.count(),
-    }
-    if any(held.values()):
-        listed = ", ".join(f"{n} {what}" for what, n in held.items() if n)
+    held = project_holdings(project=project)
+    if held:
+        listed = ", ".join(f"{n} {what}" for what, n in held.items())
         raise ProjectError(f"The project still holds {listed}; move or delete them first.")
     project.delete()
+
+
+def project_holdings(*, project: Project) -> dict[str, int]:
+    """What keeps the project from being deleted: every kind of row that protects its project.
+
+    Read from the relations themselves, so a new app's rows (a screening session, whatever
+    comes next) are counted the day they are added, instead of surfacing as a ProtectedError.
+    """
+    held: dict[str, int] = {}
+    for relation in Project._meta.related_objects:
+        if relation.on_delete is not models.PROTECT:
+            continue
+        count = getattr(project, relation.get_accessor_name()).count()
+        if count:
+            meta = relation.related_model._meta
+            held[_HOLDING_NAMES.get(meta.label, str(meta.verbose_name_plural))] = count
+    return held
 
 
 def user_find(*, identifier: str, not_found_hint: str = "") -> Any:

@@ -10,7 +10,10 @@ compared on the very same model; "none" is the raw model. ECE: 15 equal-width bi
 article-label probability (the demo data is multi-label; engine/calibration.py).
 
 Usage: python scripts/benchmark_calibration.py [--models tfidf_logreg,tfidf_svm,...]
-       [--seeds 42,43,44] [--epochs 3]
+       [--seeds 42,43,44] [--epochs 3] [--dump-splits FILE] [--splits FILE] [--model-path DIR]
+       --dump-splits writes the app's split as JSON and stops; --splits reads it instead of
+       importing (no Django needed: for a machine with a GPU); --model-path trains the
+       encoder kinds from that folder instead of the bundled MiniLM.
 Last line: one JSON object (per model and method: the ECE on test per seed, mean and spread).
 """
 
@@ -26,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from evaluate_quality import import_demo
+# The scripts' folder (evaluate_quality's import) and the repository (the engine).
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 MODELS = ("tfidf_logreg", "tfidf_svm", "minilm_embed_logreg", "minilm")
 METHODS = ("none", "temperature", "isotonic", "auto")
@@ -39,8 +42,29 @@ def _ece(prob: Any, truth: Any, multi: bool) -> float:
     return float(expected_calibration_error(*calibration_events(prob, truth, multi)))
 
 
+def load_splits(args: argparse.Namespace, scratch: Path) -> tuple[Any, Any, Any, list[str], bool]:
+    """The app's split: imported as setup_demo imports it, or read from a --dump-splits file."""
+    from classification.engine.types import TextData
+
+    if args.splits:
+        data = json.loads(Path(args.splits).read_text(encoding="utf-8"))
+        train, val, test = (TextData(data[s]["texts"], data[s]["labels"])
+                            for s in ("train", "validation", "test"))
+        return train, val, test, data["labels"], data["multi_label"]
+    from evaluate_quality import import_demo
+
+    train, val, test, labels, multi = import_demo(scratch)
+    if args.dump_splits:
+        Path(args.dump_splits).write_text(json.dumps({
+            "labels": labels, "multi_label": multi,
+            **{name: {"texts": d.texts, "labels": d.labels}
+               for name, d in zip(("train", "validation", "test"), (train, val, test),
+                                  strict=True)}}), encoding="utf-8")
+    return train, val, test, labels, multi
+
+
 def one_run(model_type: str, seed: int, splits: tuple[Any, Any, Any], labels: list[str],
-            multi: bool, epochs: int, scratch: Path) -> dict[str, Any]:
+            multi: bool, epochs: int, scratch: Path, model_path: str | None) -> dict[str, Any]:
     """Train once; every method's ECE on validation and test, and the recall thresholds' hold."""
     from classification.engine.calibration import fit_calibration
     from classification.engine.decisions import recall_thresholds
@@ -50,6 +74,8 @@ def one_run(model_type: str, seed: int, splits: tuple[Any, Any, Any], labels: li
     train, val, test = splits
     config = TrainConfig(label_names=labels, multi_label=multi, epochs=epochs, seed=seed,
                          output_dir=str(scratch / f"job-{model_type}-{seed}"))
+    if model_path and REGISTRY[model_type].kind != "baseline":
+        config.model_path = model_path
     if REGISTRY[model_type].learning_rate is not None:
         config.learning_rate = REGISTRY[model_type].learning_rate
     clf: Any = create_classifier(model_type)
@@ -63,6 +89,8 @@ def one_run(model_type: str, seed: int, splits: tuple[Any, Any, Any], labels: li
         cal = fit_calibration(prob=raw_val, truth=y_val, multi_label=multi, method=method)
         row["val"][method] = _ece(cal.apply(raw_val), y_val, multi)
         row["test"][method] = _ece(cal.apply(raw_test), y_test, multi)
+        if method == "auto":
+            row["auto_isotonic_labels"] = sum(1 for steps in cal.isotonic if steps)
     # The model as trained (temperature): its recall thresholds, set on validation, on test.
     prob_test = clf.predict_proba(test.texts)
     fitted = recall_thresholds(y_val, clf.predict_proba(val.texts), clf.recall_target or 0.95)
@@ -85,6 +113,7 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
                 "sd": statistics.stdev(values) if len(values) > 1 else 0.0}
     out["test_recall_min"] = [r["test_recall_at_recall_threshold"]["min"] for r in runs]
     out["macro_f1"] = [r["macro_f1"] for r in runs]
+    out["auto_isotonic_labels"] = [r["auto_isotonic_labels"] for r in runs]
     return out
 
 
@@ -93,22 +122,29 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--seeds", default="42,43,44")
     parser.add_argument("--epochs", type=int, default=3, help="for minilm (the app's default)")
+    parser.add_argument("--dump-splits", default="")
+    parser.add_argument("--splits", default="")
+    parser.add_argument("--model-path", default=None)
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="medlitbot-calibration-"))
     try:
-        train, val, test, labels, multi = import_demo(scratch)
+        train, val, test, labels, multi = load_splits(args, scratch)
+        if args.dump_splits:
+            return
         print(f"demo data: train/validation/test = {len(train)}/{len(val)}/{len(test)}, "
               f"multi_label={multi}; ECE on test, 15 bins, mean ± sd over seeds", flush=True)
         results: dict[str, Any] = {}
         for model_type in args.models.split(","):
             runs = [one_run(model_type, int(seed), (train, val, test), labels, multi,
-                            args.epochs, scratch) for seed in args.seeds.split(",")]
+                            args.epochs, scratch, args.model_path)
+                    for seed in args.seeds.split(",")]
             results[model_type] = summary = summarise(runs)
             cells = "  ".join(f"{m} {summary[f'test_{m}']['mean']:.4f}±"
                               f"{summary[f'test_{m}']['sd']:.4f}" for m in METHODS)
             print(f"{model_type:20s} {cells}  | recall@recall-thr on test (min over labels) "
                   f"{[round(v, 3) for v in summary['test_recall_min']]}  macro-F1 "
-                  f"{[round(v, 4) for v in summary['macro_f1']]}  "
+                  f"{[round(v, 4) for v in summary['macro_f1']]}  auto chose isotonic for "
+                  f"{summary['auto_isotonic_labels']} labels  "
                   f"fit {statistics.fmean(r['fit_seconds'] for r in runs):.0f}s", flush=True)
         print(json.dumps(results))
     finally:

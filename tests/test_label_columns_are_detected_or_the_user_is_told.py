@@ -204,8 +204,9 @@ def test_the_cli_prints_a_warning_line_without_a_label_column(user, media_root, 
     call_command("import_dataset", str(FORMATS / "unlabelled.csv"), "--name", "U",
                  "--owner", "alice", stdout=out)
     lines = out.getvalue().splitlines()
-    assert lines[-2].startswith("Warning: No label column found (columns: title, abstract)")
-    assert lines[-2].endswith("name their column with --label-column.")
+    assert lines[-3].startswith("Warning: No label column found (columns: title, abstract)")
+    assert lines[-3].endswith("name their column with --label-column.")
+    assert lines[-2] == "duplicates_removed=0"
     assert lines[-1].startswith("dataset_id=")
     quiet = io.StringIO()
     (tmp_path / "other.csv").write_bytes(title_abstract_csv())

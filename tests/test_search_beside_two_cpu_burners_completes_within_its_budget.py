@@ -31,7 +31,7 @@ def follow(job: TrainingJob, timeout: float) -> list[tuple[int | None, float, fl
         if job.status in DONE:
             return seen
         time.sleep(0.5)
-    raise AssertionError(f"the search did not end within {timeout} s")
+    raise AssertionError(f"the search did not end within {timeout} s: {job.log_tail[-3000:]}")
 
 
 @pytest.mark.worker

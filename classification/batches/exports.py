@@ -17,7 +17,7 @@ from django.conf import settings
 
 from classification.batches import packing, selectors, storage
 from classification.engine.types import article_text
-from classification.mlmodels.prediction import mlmodel_predict
+from classification.mlmodels.prediction import mlmodel_article_texts, mlmodel_predict
 from classification.models import BatchJob, MLModel
 from dataset_management.articles import articles_read
 from dataset_management.export import (
@@ -84,7 +84,8 @@ def mlmodel_predict_items(*, ml_model: MLModel, path: str | Path,
                        overrides={"unlabelled": True}) as articles:
         source_format = articles.format
         for chunk in _chunks(enumerate(articles, start=1), packing.WINDOW):
-            texts = [article.text for _, article in chunk if not article.problem]
+            texts = mlmodel_article_texts(
+                ml_model=ml_model, articles=[a for _, a in chunk if not a.problem])
             predictions = iter(packing.predict_packed(
                 texts, lambda some: mlmodel_predict(ml_model=ml_model, texts=some, fast=True)))
             for index, article in chunk:

@@ -2,6 +2,9 @@
 and, beside it, the JSON Lines of each article's identifiers, record and prediction (the RIS and
 JSON Lines downloads: classification.batches.exports).
 
+A file of more than BATCH_SHARD_ROWS articles is cut into shards instead, which every live
+inference worker runs (shards.py, which uses the pieces below for each shard).
+
 The row is the only channel to the web: the runner writes processed/total at most once per
 PROGRESS_WRITE_INTERVAL (that write doubles as its heartbeat for the reaper), and each write
 also tells it whether someone asked to cancel or already ended the batch.
@@ -28,7 +31,7 @@ from classification.batches import checkpoint, packing, storage
 from classification.batches.checkpoint import Checkpoint
 from classification.batches.lifecycle import batch_job_claim, batch_job_finish
 from classification.mlmodels.explanations import mlmodel_top_terms
-from classification.mlmodels.prediction import mlmodel_predict
+from classification.mlmodels.prediction import mlmodel_article_texts, mlmodel_predict
 from classification.models import BatchJob, MLModel
 from core import filestore
 from dataset_management.articles import Article, ArticleStream, articles_read
@@ -50,15 +53,15 @@ class BatchFileError(ValueError):
     """The file cannot be classified; the message is for the person."""
 
 
-class _Cancelled(Exception):
+class Cancelled(Exception):
     pass
 
 
-class _EndedElsewhere(Exception):
+class EndedElsewhere(Exception):
     """The row left `running` under us (the reaper gave up on it): stop without writing."""
 
 
-class _Progress:
+class Progress:
     """Throttled progress writes that also bring back cancel requests."""
 
     def __init__(self, batch_id: uuid.UUID) -> None:
@@ -74,20 +77,23 @@ class _Progress:
         if not force and now - self.last < self.interval:
             return
         self.last = now
+        if self.write():
+            return
+        row = BatchJob.objects.filter(pk=self.batch_id).values("status").first()
+        if row and row["status"] == S.RUNNING:
+            raise Cancelled()
+        raise EndedElsewhere(row["status"] if row else "deleted")
+
+    def write(self) -> bool:
+        """One UPDATE does the write and the check: it matches only a running, uncancelled
+        row (a shard's progress writes its own row too: shards.py)."""
         fields: dict[str, Any] = {
             "processed": self.processed, "skipped": self.skipped, "updated_at": timezone.now(),
         }
         if self.total is not None:
             fields["total"] = self.total
-        # One UPDATE does the write and the check: it matches only a running, uncancelled row.
-        if BatchJob.objects.filter(
-            pk=self.batch_id, status=S.RUNNING, cancel_requested=False
-        ).update(**fields):
-            return
-        row = BatchJob.objects.filter(pk=self.batch_id).values("status").first()
-        if row and row["status"] == S.RUNNING:
-            raise _Cancelled()
-        raise _EndedElsewhere(row["status"] if row else "deleted")
+        return bool(BatchJob.objects.filter(
+            pk=self.batch_id, status=S.RUNNING, cancel_requested=False).update(**fields))
 
     @property
     def counted(self) -> str:
@@ -96,32 +102,40 @@ class _Progress:
         return f"after {self.processed} of {self.total} articles"
 
 
-def _chunk_delay() -> float:
+def chunk_delay() -> float:
     # Test-only (faults are read only under the test settings): time to watch or kill a batch.
     return float(faults.active_faults().get("slow_batch_chunk") or 0)
 
 
-def _articles(batch: BatchJob, source: Path) -> ArticleStream:
+def batch_articles(batch: BatchJob, source: Path) -> ArticleStream:
     # A batch has no labels to read: no label column is looked for (or guessed).
     return articles_read(path=source, filename=batch.filename, overrides={"unlabelled": True})
 
 
-class _Outputs:
+def stream_layout(articles: ArticleStream) -> dict[str, Any]:
+    """What the result's columns depend on, as JSON (a sharded batch keeps it on its row)."""
+    return {"format": articles.format, "columns": list(articles.columns),
+            "identifier_kinds": list(articles.identifier_columns)}
+
+
+class Outputs:
     """The two result files, written row by row in file order: the CSV (docs/contracts.md) and
     the JSON Lines of export items that the RIS and JSON Lines downloads come from."""
 
     def __init__(self, csv_out: IO[str], records_out: IO[str], *, labels: list[str],
-                 with_id: bool, source_format: str, top_terms: bool, header: bool,
-                 source_columns: list[Any] | None = None) -> None:
+                 layout: dict[str, Any], top_terms: bool, header: bool) -> None:
         self.csv = csv.writer(csv_out)
         self.records = records_out
-        self.labels, self.with_id, self.source_format = labels, with_id, source_format
+        self.labels, self.source_format = labels, layout["format"]
+        self.with_id = bool(layout["identifier_kinds"])
         self.top_terms = top_terms
         # The source's own columns (identifiers, citation, a CSV's other columns), kept after
         # the result's: the file goes back where it came from with nothing dropped.
-        self.source_columns = source_columns or []
+        self.source_columns = prediction_source_columns(
+            columns=layout["columns"], source_format=layout["format"],
+            identifier_kinds=layout["identifier_kinds"])
         if header:  # not when resuming: the part already starts with it
-            header_row = prediction_csv_header(label_names=labels, with_id=with_id,
+            header_row = prediction_csv_header(label_names=labels, with_id=self.with_id,
                                                top_terms=top_terms,
                                                source_columns=self.source_columns)
             self.csv.writerow([csv_safe_cell(h) for h in header_row])
@@ -138,12 +152,23 @@ class _Outputs:
         self.records.write(jsonl_line(item))
 
 
-def _window() -> int:
+def window_size() -> int:
     # Test-only, like the delay: chunks small enough to kill a worker between two of them.
     return int(faults.active_faults().get("batch_window") or packing.WINDOW)
 
 
-def _classify(*, batch: BatchJob, source: Path, parts: tuple[Path, Path], progress: _Progress,
+def _count(batch: BatchJob, source: Path, progress: Progress) -> int:
+    total = 0
+    with batch_articles(batch, source) as articles:
+        for _ in articles:
+            total += 1
+            progress.report()  # a heartbeat while a large file is counted
+    progress.total = total
+    progress.report(force=True)
+    return total
+
+
+def _classify(*, batch: BatchJob, source: Path, parts: tuple[Path, Path], progress: Progress,
               resume: Checkpoint | None) -> None:
     """Classify the file into the parts, a checkpoint after each chunk (checkpoint.py); with
     `resume`, append to the parts after the articles it counts."""
@@ -151,46 +176,38 @@ def _classify(*, batch: BatchJob, source: Path, parts: tuple[Path, Path], progre
     done = resume.rows if resume else 0
     if resume:
         progress.processed, progress.skipped = resume.processed, resume.skipped
-    total = 0
-    with _articles(batch, source) as articles:
-        for _ in articles:
-            total += 1
-            progress.report()  # a heartbeat while a large file is counted
-    progress.total = total
-    progress.report(force=True)
-    delay, size, model = _chunk_delay(), _window(), checkpoint.model_fingerprint(ml_model)
+    if progress.total is None:
+        _count(batch, source, progress)
+    delay, size, model = chunk_delay(), window_size(), checkpoint.model_fingerprint(ml_model)
     csv_part, records_part = parts
     mode = "a" if resume else "w"
     # utf-8-sig: Excel reads the BOM as "this is UTF-8" and shows accents correctly (a resumed
     # part has it already).
-    with (_articles(batch, source) as articles,
+    with (batch_articles(batch, source) as articles,
           csv_part.open(mode, encoding="utf-8" if resume else "utf-8-sig", newline="") as csv_out,
           records_part.open(mode, encoding="utf-8") as records_out):
-        outputs = _Outputs(csv_out, records_out, labels=list(ml_model.label_names),
-                           with_id=bool(articles.identifier_columns),
-                           source_format=articles.format, top_terms=batch.top_terms,
-                           header=resume is None, source_columns=prediction_source_columns(
-                               columns=articles.columns, source_format=articles.format,
-                               identifier_kinds=articles.identifier_columns))
+        outputs = Outputs(csv_out, records_out, labels=list(ml_model.label_names),
+                          layout=stream_layout(articles), top_terms=batch.top_terms,
+                          header=resume is None)
         window: list[tuple[int, Article]] = []
         for index, article in enumerate(articles, start=1):
             if index <= done:  # written before the worker died
                 continue
             window.append((index, article))
             if len(window) >= size:
-                _write_window(outputs, window, ml_model, progress, delay)
+                write_window(outputs, window, ml_model, progress, delay)
                 window = []
                 checkpoint.checkpoint_write(
                     folder=csv_part.parent, parts=(csv_out, records_out), rows=index,
                     processed=progress.processed, skipped=progress.skipped, model=model)
-        _write_window(outputs, window, ml_model, progress, delay)
+        write_window(outputs, window, ml_model, progress, delay)
         for out in (csv_out, records_out):
             out.flush()
             os.fsync(out.fileno())
 
 
-def _write_window(outputs: _Outputs, window: list[tuple[int, Article]], ml_model: MLModel,
-                  progress: _Progress, delay: float) -> None:
+def write_window(outputs: Outputs, window: list[tuple[int, Article]], ml_model: MLModel,
+                  progress: Progress, delay: float) -> None:
     """Classify a window of articles in length-packed calls (packing.py), then write its rows
     in file order. Progress and cancel are checked after every call."""
     todo = [a for _, a in window if not a.problem]
@@ -202,7 +219,7 @@ def _write_window(outputs: _Outputs, window: list[tuple[int, Article]], ml_model
         progress.report()
 
     predictions = iter(packing.predict_packed(
-        [a.text for a in todo],
+        mlmodel_article_texts(ml_model=ml_model, articles=todo),  # with their metadata
         lambda texts: mlmodel_predict(ml_model=ml_model, texts=texts, fast=True),
         after_call=after_call,
     ))
@@ -225,7 +242,7 @@ def _terms(ml_model: MLModel, article: Article,
         return f"not available: {exc}"
 
 
-def _failure_reason(exc: Exception) -> str:
+def failure_reason(exc: Exception) -> str:
     from dataset_management.readers import DatasetFileError
 
     if isinstance(exc, DatasetFileError | BatchFileError | UnicodeError | csv.Error):
@@ -244,7 +261,7 @@ def _resume_point(batch: BatchJob, *, folder: Path,
     return resume
 
 
-def _results_publish(*, folder: Path, parts: tuple[Path, Path]) -> Path:
+def results_publish(*, folder: Path, parts: tuple[Path, Path]) -> Path:
     """The finished parts become the results; the CSV's path."""
     # The records first: a CSV in place is what says the batch's results are whole.
     os.replace(parts[1], folder / storage.RECORDS_NAME)
@@ -254,17 +271,17 @@ def _results_publish(*, folder: Path, parts: tuple[Path, Path]) -> Path:
     return result
 
 
-def _stopped(batch: BatchJob, *, exc: Exception, progress: _Progress) -> str | None:
+def _stopped(batch: BatchJob, *, exc: Exception, progress: Progress) -> str | None:
     """End a batch that did not run to its end: cancelled, ended elsewhere, or failed."""
     counts = {"processed": progress.processed, "skipped": progress.skipped}
-    if isinstance(exc, _Cancelled):
+    if isinstance(exc, Cancelled):
         batch_job_finish(batch_id=batch.pk, target=S.CANCELLED,
                          reason=f"Cancelled {progress.counted}.", **counts)
         return S.CANCELLED
-    if isinstance(exc, _EndedElsewhere):
+    if isinstance(exc, EndedElsewhere):
         logger.warning("batch %s ended elsewhere (%s); stopping", batch.pk, exc)
         return None
-    reason = _failure_reason(exc)
+    reason = failure_reason(exc)
     if reason.startswith("Classification stopped"):
         # A bad file is the person's news; anything else is a bug worth a traceback.
         logger.error("batch %s failed", batch.pk, exc_info=exc)
@@ -285,16 +302,26 @@ def batch_job_run(*, batch_id: uuid.UUID | str) -> str | None:
     batch = BatchJob.objects.select_related("ml_model").get(pk=batch_id)
     folder = storage.absolute(batch.input_path).parent
     parts = checkpoint.result_parts(folder=folder)
-    progress = _Progress(batch.pk)
+    progress = Progress(batch.pk)
     source: Path | None = None
+    sharded = False
     try:
         if not batch.ml_model.is_trained:
             raise BatchFileError("the model is not trained any more; train it again first")
         # The web node that took the upload may be another machine: fetch it from there.
         source = filestore.file_local(name=batch.input_path)
         resume = _resume_point(batch, folder=folder, parts=parts)
+        # A large file is cut into shards that every live inference worker runs (shards.py,
+        # imported here: it builds on this module's pieces); a resumed one-piece batch stays
+        # in one piece, whatever the workers now.
+        from classification.batches import shards
+
+        if resume is None and (count := shards.shard_plan(
+                total=_count(batch, source, progress))) > 1:
+            sharded = True
+            return shards.batch_shards_start(batch=batch, source=source, count=count)
         _classify(batch=batch, source=source, parts=parts, progress=progress, resume=resume)
-        result = _results_publish(folder=folder, parts=parts)
+        result = results_publish(folder=folder, parts=parts)
         # Before the row says "completed": whoever sees it finished finds only the results.
         _leftovers_discard(batch, folder=folder, parts=parts, source=source)
         ended = batch_job_finish(
@@ -306,7 +333,8 @@ def batch_job_run(*, batch_id: uuid.UUID | str) -> str | None:
     except Exception as exc:
         return _stopped(batch, exc=exc, progress=progress)
     finally:
-        _leftovers_discard(batch, folder=folder, parts=parts, source=source)
+        if not sharded:  # a sharded batch's files are its shards' business until it ends
+            _leftovers_discard(batch, folder=folder, parts=parts, source=source)
 
 
 def _leftovers_discard(batch: BatchJob, *, folder: Path, parts: tuple[Path, Path],

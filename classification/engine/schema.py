@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import metadata
+
 TRANSFORMER, EMBEDDING, BASELINE = "transformer", "embedding", "baseline"
 ENSEMBLE, SEARCH = "ensemble", "search"
 ADAPT = "adapt"  # continued pretraining of an encoder: no classifier
@@ -64,12 +66,14 @@ class TrainConfigError(ValueError):
 def setting(default: Any = dataclasses.MISSING, *, help: str, label: str = "",
             minimum: float | None = None, maximum: float | None = None,
             kinds: frozenset[str] = ALL_KINDS, who: str = USER, advanced: bool = True,
-            choices: tuple[str, ...] = (),
+            choices: tuple[str, ...] = (), check: Any = None,
             default_factory: Any = dataclasses.MISSING) -> Any:
     """A dataclass field carrying the metadata every door reads. `choices`: the only values a
-    text setting takes (the form offers a select, the API and the CLI list them)."""
+    text setting takes, or each item of a list setting (the form offers a select, the API and
+    the CLI list them). `check`: a rule of the setting's own, value -> value or ValueError."""
     meta = {"help": help, "label": label, "minimum": minimum, "maximum": maximum,
-            "kinds": kinds, "who": who, "advanced": advanced, "choices": choices}
+            "kinds": kinds, "who": who, "advanced": advanced, "choices": choices,
+            "check": check}
     if default_factory is not dataclasses.MISSING:
         return field(default_factory=default_factory, metadata=meta)
     return field(default=default, metadata=meta)
@@ -157,6 +161,14 @@ class TrainConfig:
         0, help="Fine-tune the encoder this adapt job saved (the adapted type).",
         label="Adapted encoder", minimum=0, maximum=2**31 - 1, kinds=frozenset({TRANSFORMER}),
         advanced=False)
+    metadata_fields: list[str] = setting(
+        help="Metadata read beside the text, where the dataset has it: auto (each of journal, "
+        "MeSH, publication types and keywords that at least 30% of the training rows have), "
+        "none (text only), or fields by name (journal, mesh, publication_types, keywords). "
+        "TF-IDF reads them as field tokens, encoders as a short prefix; a field missing from an "
+        "article at prediction is left out. A search or an ensemble reads text only.",
+        label="Metadata", choices=metadata.CHOICES, check=metadata.metadata_fields_check,
+        kinds=ALL_KINDS, default_factory=lambda: [metadata.AUTO])
     seed: int = setting(42, help="Random seed, for repeatable runs.", minimum=0,
                         maximum=2**31 - 1, advanced=False)
     use_mps: bool = setting(False, help="Only on Apple Silicon; checked by a smoke test first.",
@@ -174,6 +186,14 @@ class TrainConfig:
     member_paths: list[str] = setting(
         help="An ensemble's member artifacts, named by the service that creates it.",
         who=INTERNAL, kinds=frozenset({ENSEMBLE}), default_factory=list)
+    # What metadata_fields came to on the training rows, and in which form: saved in the
+    # model's manifest, so prediction adds the same fields the same way (engine/metadata.py).
+    metadata_used: list[str] = setting(
+        help="The metadata fields the model was trained with.", who=INTERNAL, kinds=ALL_KINDS,
+        choices=metadata.FIELDS, default_factory=list)
+    metadata_style: str = setting(
+        "", help="How the model reads them: tokens or prefix ('' for text only).", who=INTERNAL,
+        kinds=ALL_KINDS)
     output_dir: str = setting("", help="The job's folder: checkpoints live here.", who=INTERNAL)
     search_study: str = setting("", help="The search's Optuna study: its job, so a resumed job "
                                 "continues it.", who=INTERNAL, kinds=frozenset({SEARCH}))
@@ -200,6 +220,8 @@ class TrainConfig:
         self.label_names = list(self.label_names)
         self.member_paths = list(self.member_paths)
         self.search_candidates = list(self.search_candidates)
+        self.metadata_fields = list(self.metadata_fields)
+        self.metadata_used = list(self.metadata_used)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None, *, strict: bool = True) -> TrainConfig:
@@ -234,6 +256,7 @@ class Setting:
     who: str
     advanced: bool
     choices: tuple[str, ...] = ()
+    check: Any = None
 
     @property
     def user_settable(self) -> bool:
@@ -255,7 +278,12 @@ class Setting:
     def parse(self, value: Any) -> Any:
         """The value as this setting's type, in range; ValueError with the person's message."""
         parsed = _PARSERS[self.type](value)
-        if self.choices:
+        if self.choices and self.type is list:
+            parsed = [item.lower() for item in parsed]
+            wrong = [item for item in parsed if item not in self.choices]
+            if wrong:
+                raise ValueError(f"{', '.join(wrong)}: choose from {', '.join(self.choices)}.")
+        elif self.choices:
             parsed = parsed.lower()  # "GPU" on a command line means gpu
             if parsed not in self.choices:
                 raise ValueError(f"Choose one of {', '.join(self.choices)}.")
@@ -263,7 +291,7 @@ class Setting:
         if numeric and ((self.minimum is not None and parsed < self.minimum)
                         or (self.maximum is not None and parsed > self.maximum)):
             raise ValueError(f"Must be between {self.minimum:g} and {self.maximum:g}.")
-        return parsed
+        return self.check(parsed) if self.check is not None else parsed
 
 
 def _parses(spec: Setting, value: Any) -> bool:
@@ -337,7 +365,7 @@ def _settings() -> dict[str, Setting]:
             label=f.metadata["label"] or f.name.replace("_", " ").capitalize(),
             minimum=f.metadata["minimum"], maximum=f.metadata["maximum"],
             kinds=f.metadata["kinds"], who=f.metadata["who"], advanced=f.metadata["advanced"],
-            choices=f.metadata["choices"],
+            choices=f.metadata["choices"], check=f.metadata["check"],
         )
         for f in dataclasses.fields(TrainConfig)
     }

@@ -337,32 +337,6 @@ class SearchRun(SearchOutcome):
                      + (f"macro-F1 {value:.3f} in {seconds:.1f} s" if value is not None
                         else note))
 
-    def _stopped_note(self, pruned: bool, left: float, spec: ModelSpec,
-                      chosen: dict[str, Any]) -> tuple[Any, str]:
-        """A trial ended by a stop: its state, and its reason in words."""
-        import optuna
-
-        if self.should_stop():
-            return optuna.trial.TrialState.FAIL, "stopped: cancelled"
-        if pruned:
-            return optuna.trial.TrialState.PRUNED, "pruned: behind earlier trials at this epoch"
-        return optuna.trial.TrialState.PRUNED, (
-            f"stopped: out of time (estimated {self._estimate(spec, chosen):.0f} s, "
-            f"{max(0.0, left):.0f} s were left when it started)")
-
-    def _tell(self, trial: Any, state: Any, value: float | None, note: str, seconds: float,
-              scores: list[float]) -> None:
-        import optuna
-
-        trial.set_user_attr("seconds", round(seconds, 2))
-        trial.set_user_attr("note", note)
-        if scores:
-            trial.set_user_attr("fold_scores", [round(s, 5) for s in scores])
-        self.study.tell(trial, value if state == optuna.trial.TrialState.COMPLETE else None,
-                        state=state)
-        self._changed()
-        self._save_clock(force=True)
-
     def _score(self, spec: ModelSpec, chosen: dict[str, Any], trial: Any,
                pruned: dict[str, bool], is_default: bool,
                ) -> tuple[float, BaseClassifier | None, list[float]]:
@@ -407,8 +381,11 @@ class SearchRun(SearchOutcome):
             if trial.should_prune():
                 pruned["flag"] = True
         self._save_clock()
-        # A TF-IDF fit's own messages would repeat every second; a transformer's locate a hang.
-        message = "" if spec.kind == "baseline" else str(event.get("message") or "")
+        # A head's "Featurising" would repeat for every fold; a transformer's messages and the
+        # embedding's progress locate a hang.
+        message = str(event.get("message") or "")
+        if spec.kind != "transformer" and not message.startswith("embedding:"):
+            message = ""
         self.progress({"phase": "training", **self._clock(),
                        **({"message": f"Trial {trial.number} ({spec.key}): {message}"}
                           if message else {})})
@@ -439,12 +416,17 @@ class SearchRun(SearchOutcome):
     def _first_estimate(self, spec: ModelSpec) -> float:
         return self._estimate(spec, search_space.defaults(spec))
 
+    def _fits(self, spec: ModelSpec) -> int:
+        """Fits per trial: the folds and the kept model's, or one."""
+        return len(self.folds) + 1 if spec.kind in search_space.HEAD_KINDS and self.folds else 1
+
     def _estimate(self, spec: ModelSpec, settings: dict[str, Any] | None = None) -> float:
-        cross_validated = spec.kind in search_space.HEAD_KINDS and self.folds
+        rows, plan = len(self.train) + len(self.val), self.search.device_plan
+        slowdown = search_estimates.slowdown(trials=self._trials(), device_plan=plan,
+                                             rows=rows, fits_of=self._fits)
         return search_estimates.trial_seconds(
             spec=spec, settings=settings or search_space.defaults(spec), trials=self._trials(),
-            device_plan=self.search.device_plan, rows=len(self.train) + len(self.val),
-            fits=len(self.folds) + 1 if cross_validated else 1)
+            device_plan=plan, rows=rows, fits=self._fits(spec), slowdown=slowdown)
 
 
 def _short(settings: dict[str, Any]) -> str:

@@ -6,6 +6,7 @@ before any trial of the kind has finished, the registry's speed figure for this 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import search_space
@@ -16,10 +17,12 @@ GPU_SPEEDUP = {"cuda": 25.0, "mps": 4.0}
 
 
 def trial_seconds(*, spec: ModelSpec, settings: dict[str, Any], trials: list[Any],
-                  device_plan: Any, rows: int, fits: int = 1) -> float:
+                  device_plan: Any, rows: int, fits: int = 1, slowdown: float = 1.0) -> float:
     """Seconds a trial of `spec` at `settings` takes, given the study's `trials` so far, the
     `rows` (train and validation) each fit reads and scores, and the `fits` a trial makes
-    (cross-validation's folds and the kept model's own fit)."""
+    (cross-validation's folds and the kept model's own fit). Before the kind has a measured
+    trial, the registry's figure times `slowdown` (how much slower than their figures the
+    other kinds ran here: a loaded machine)."""
     units = search_space.work_units(spec, settings)
     measured = [t for t in trials if t.params.get("model_type") == spec.key
                 and t.user_attrs.get("seconds") and t.value is not None]
@@ -27,8 +30,35 @@ def trial_seconds(*, spec: ModelSpec, settings: dict[str, Any], trials: list[Any
         last = measured[-1]
         done = search_space.work_units(spec, search_space.unprefixed(last.params))
         return float(last.user_attrs["seconds"]) * units / done
+    return slowdown * prior_seconds(spec=spec, settings=settings, device_plan=device_plan,
+                                    rows=rows, fits=fits)
+
+
+def prior_seconds(*, spec: ModelSpec, settings: dict[str, Any], device_plan: Any, rows: int,
+                  fits: int = 1) -> float:
+    """The registry's speed figure for this device, for a trial nothing has measured yet."""
+    units = search_space.work_units(spec, settings)
     threads = max(1, int(getattr(device_plan, "threads", 1) or 1))
     speed = spec.speed.samples_per_second_per_thread * threads ** 0.8
     speed *= GPU_SPEEDUP.get(str(getattr(device_plan, "device", "cpu")), 1.0)
     passes = 1.0 if spec.speed.single_pass else units * 128 / 256 + 1 / 3
     return spec.speed.overhead_seconds + fits * rows * passes / speed
+
+
+def slowdown(*, trials: list[Any], device_plan: Any, rows: int,
+             fits_of: Callable[[ModelSpec], int]) -> float:
+    """How many times slower than the registry's figures the finished default trials ran
+    (at least 1): the largest ratio, so a loaded machine's first trial of a kind is not
+    started on an estimate made for an idle one."""
+    from .registry import REGISTRY
+
+    ratios = []
+    for t in trials:
+        spec = REGISTRY.get(str(t.params.get("model_type")))
+        seconds = t.user_attrs.get("seconds")
+        if spec is None or t.value is None or not seconds or not t.user_attrs.get("default"):
+            continue
+        prior = prior_seconds(spec=spec, settings=search_space.unprefixed(t.params),
+                              device_plan=device_plan, rows=rows, fits=fits_of(spec))
+        ratios.append(float(seconds) / max(prior, 1e-6))
+    return max([1.0, *ratios])

@@ -14,6 +14,7 @@ from typing import Any
 
 from . import search_scoring, search_space
 from .base import BaseClassifier
+from .registry import ModelSpec
 
 ENSEMBLE = "ensemble"
 ENSEMBLE_MARGIN = 0.005  # its weights are tuned on the rows that score it: demand a real gain
@@ -63,6 +64,34 @@ class SearchOutcome:
             per_text = 1.0 / (3.0 * rate) if rate > 0 else 0.0
             load = float(clf.timings.get("load_seconds", 0.0))
         return 2.0 * (per_text * len(self.val) + load)
+
+    # ---- a trial's end ------------------------------------------------------------------------
+
+    def _stopped_note(self, pruned: bool, left: float, spec: ModelSpec,
+                      chosen: dict[str, Any]) -> tuple[Any, str]:
+        """A trial ended by a stop: its state, and its reason in words."""
+        import optuna
+
+        if self.should_stop():
+            return optuna.trial.TrialState.FAIL, "stopped: cancelled"
+        if pruned:
+            return optuna.trial.TrialState.PRUNED, "pruned: behind earlier trials at this epoch"
+        return optuna.trial.TrialState.PRUNED, (
+            f"stopped: out of time (estimated {self._estimate(spec, chosen):.0f} s, "
+            f"{max(0.0, left):.0f} s were left when it started)")
+
+    def _tell(self, trial: Any, state: Any, value: float | None, note: str, seconds: float,
+              scores: list[float]) -> None:
+        import optuna
+
+        trial.set_user_attr("seconds", round(seconds, 2))
+        trial.set_user_attr("note", note)
+        if scores:
+            trial.set_user_attr("fold_scores", [round(s, 5) for s in scores])
+        self.study.tell(trial, value if state == optuna.trial.TrialState.COMPLETE else None,
+                        state=state)
+        self._changed()
+        self._save_clock(force=True)
 
     # ---- resuming ----------------------------------------------------------------------------
 
@@ -125,14 +154,17 @@ class SearchOutcome:
                 and self.remaining() - self.reserve() > ENSEMBLE_SECONDS):
             ensemble = self._ensemble([item[1][2] for item in ranked[:4]])
             if ensemble is not None:
+                # Against the winner's own score on validation, where the ensemble is tuned and
+                # scored (a cross-validated mean is not on the same rows).
+                alone = float((clf.metrics or {}).get("macro_f1", value))
                 margin = ENSEMBLE_MARGIN + search_scoring.noise(
-                    search_scoring.Scored(-1, ENSEMBLE, ensemble[0]), self._scored(number),
-                    val_rows=len(self.val))[0]
-                if ensemble[0] > value + margin:
+                    search_scoring.Scored(-1, ENSEMBLE, ensemble[0]),
+                    search_scoring.Scored(number, kind, alone), val_rows=len(self.val))[0]
+                if ensemble[0] > alone + margin:
                     clf, described = ensemble[1], ensemble[2]
                     self.verdict += (f" An ensemble of the best of each kind ({ensemble[0]:.3f}"
-                                     f" on validation) beat that by more than {margin:.3f}, "
-                                     "and is the model.")
+                                     f" on validation) beat it there ({alone:.3f}) by more "
+                                     f"than {margin:.3f}, and is the model.")
         return clf, described
 
     def _ensemble(self, members: list[BaseClassifier]) -> tuple[float, Any, dict] | None:

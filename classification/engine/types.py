@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from .metadata import text_with_metadata
 
 # Their home is .schema; the engine's modules keep importing them from here.
 from .schema import TrainConfig as TrainConfig
@@ -22,6 +24,17 @@ def article_text(title: str | None, abstract: str | None) -> str:
     """
     title, abstract = (title or "").strip(), (abstract or "").strip()
     return f"{title}\n\n{abstract}" if title and abstract else (title or abstract)
+
+
+def article_text_with_metadata(title: str | None, abstract: str | None,
+                               metadata: Mapping[str, Any] | None = None, *,
+                               fields: Sequence[str] = (), style: str = "prefix") -> str:
+    """article_text with the given metadata fields in a model's form (engine/metadata.py):
+    field tokens after it (TF-IDF) or a short prefix before it (encoders). Training and
+    prediction both come through metadata.text_with_metadata, so they never drift; no fields
+    give exactly article_text."""
+    return text_with_metadata(article_text(title, abstract), metadata, fields=fields,
+                              style=style)
 
 
 class ModelUnavailableError(Exception):

@@ -16,7 +16,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from classification import ml_models, paths
-from classification.jobs import routing
+from classification.jobs import adapt_encoders, routing
 from classification.jobs.resume_notes import training_job_resume_words
 from classification.mlmodels.searches import SEARCH, search_candidates_clean
 from classification.model_paths import model_path_problem
@@ -150,6 +150,9 @@ def training_job_create(
     if owner is not None:
         action = policy.Action.ENSEMBLE if model_type == "ensemble" else policy.Action.TRAIN
         policy.require(user=owner, action=action, obj=dataset)
+    if errors := adapt_encoders.adapted_encoder_errors(owner=owner, model_type=model_type,
+                                                       config=config):
+        raise ml_models.TrainConfigError(errors)
     if not dataset.is_trainable:
         raise ValueError(
             f"Dataset {dataset.name!r} has {len(dataset.label_names)} label(s); "
@@ -277,7 +280,8 @@ def startup_problem(job: TrainingJob) -> str:
     dataset = ml_model.dataset
     if dataset is None:
         return "The dataset this model was to be trained on has been deleted"
-    if not dataset.is_trainable:
+    # An adapt job reads texts, not labels: an unlabelled dataset serves (jobs/adapt.py).
+    if not dataset.is_trainable and ml_model.model_type != adapt_encoders.ADAPT:
         return (
             f"Dataset {dataset.name!r} has {len(dataset.label_names)} label(s); "
             "training needs at least two"

@@ -21,7 +21,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from classification import ml_models, paths
-from classification.jobs import baseline_check, checkpoint_sync, lifecycle
+from classification.engine.metadata import metadata_summary
+from classification.jobs import adapt_encoders, baseline_check, checkpoint_sync, lifecycle
 from classification.jobs.progress import (
     FINAL_TEST,
     VERIFYING,
@@ -29,6 +30,7 @@ from classification.jobs.progress import (
     ProgressWriter,
 )
 from classification.jobs.resume_notes import training_job_resume_note
+from classification.jobs.training_metadata import splits_with_metadata
 from classification.mlmodels import searches
 from classification.mlmodels.deletion import artifact_tree_forget
 from classification.models import MLModel, TrainingJob
@@ -88,6 +90,10 @@ def build_config(job: TrainingJob, writer: ProgressWriter) -> ml_models.TrainCon
     if job.ml_model.model_type == "ensemble" and member_ids:
         # The members as this node has them: the paths the web saw may not exist here.
         config.member_paths = _member_paths(member_ids)
+    if job.ml_model.model_type == adapt_encoders.ADAPTED:
+        # The adapted encoder's folder as this node has it (jobs/adapt_encoders.py).
+        config.model_path = adapt_encoders.adapted_encoder_path(
+            encoder_model_id=config.encoder_model_id)
     if job.ml_model.model_type == searches.SEARCH:
         config.search_storage = searches.search_storage_url()
         config.search_study = searches.search_study_name(job=job)
@@ -238,6 +244,9 @@ def _step_data(run: _Run) -> None:
     run.writer.line(f"data: {len(run.train)} train, {len(run.val)} validation, "
                     f"{len(run.test)} test rows")
     run.config = build_config(run.job, run.writer)
+    (run.train, run.val, run.test), line = splits_with_metadata(
+        job=run.job, config=run.config, splits=(run.train, run.val, run.test))
+    run.writer.line(line)
     run.sync = checkpoint_sync.checkpoint_sync_start(
         job=run.job, output_dir=Path(run.config.output_dir))
 
@@ -321,6 +330,7 @@ def _step_verify(run: _Run) -> None:
         **(run.test_metrics or val_metrics),
         "evaluated_on": "test" if run.test_metrics else "validation",
         "baseline": run.baseline,
+        "metadata": metadata_summary(loaded.config.metadata_used if loaded.config else []),
         **ml_models.fast_path_summary(loaded.fast_path),
         **({"search": val_metrics["search"]} if "search" in val_metrics else {}),
         "validation": {k: v for k, v in val_metrics.items()
@@ -404,11 +414,17 @@ def run_training(*, job_id: int) -> int:
     if job.status != S.RUNNING:
         return 0
     writer = ProgressWriter(job, interval=float(settings.PROGRESS_WRITE_INTERVAL))
-    run = _Run(job=job, writer=writer,
-               heartbeat=Heartbeat(job.pk, interval=float(settings.HEARTBEAT_INTERVAL)))
+    run_class, steps = _Run, STEPS
+    if job.ml_model.model_type == adapt_encoders.ADAPT:
+        # An adapt job is a training job whose child runs other steps (jobs/adapt.py).
+        from classification.jobs import adapt
+
+        run_class, steps = adapt.AdaptRun, adapt.ADAPT_STEPS
+    run = run_class(job=job, writer=writer,
+                    heartbeat=Heartbeat(job.pk, interval=float(settings.HEARTBEAT_INTERVAL)))
     run.heartbeat.start()
     try:
-        for step in STEPS:
+        for step in steps:
             step(run)
         return 0
     except Exception as exc:

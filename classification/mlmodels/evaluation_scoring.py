@@ -21,7 +21,12 @@ import numpy as np
 from classification import ml_models
 from classification.mlmodels.evaluation import EvaluationColumns, mlmodel_evaluation_columns
 from classification.mlmodels.overlap import evaluation_overlap
-from classification.mlmodels.prediction import ParsedFile, _classifier, parse_articles_file
+from classification.mlmodels.prediction import (
+    ParsedFile,
+    _classifier,
+    mlmodel_texts,
+    parse_articles_file,
+)
 from classification.models import MLModel
 
 # Small enough that a transformer on a CPU reports every few seconds, large enough that TF-IDF
@@ -127,7 +132,9 @@ def _evaluate(ml_model: MLModel, parsed: ParsedFile, report: Progress, *,
             )
         raise ValueError("The label column is empty in every row: there is nothing to score "
                          "the model against.")
-    metrics = _metrics_in_chunks(clf, ml_models.TextData(texts=parsed.texts, labels=truth),
+    # The texts with whatever metadata the file has, as the model read its training rows.
+    texts = mlmodel_texts(ml_model=ml_model, texts=parsed.texts, metadata=parsed.metadata)
+    metrics = _metrics_in_chunks(clf, ml_models.TextData(texts=texts, labels=truth),
                                  report, chunk_rows=chunk_rows)
     metrics.update({
         "unknown_labels": dict(sorted(unknown.items(), key=lambda kv: (-kv[1], kv[0]))),

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from classification import ml_models
+from classification.engine.metadata import metadata_extract, texts_with_metadata
 from classification.models import MLModel
 from classification.selectors import mlmodel_artifact_dir
 
@@ -27,6 +29,13 @@ class ParsedFile:
     labels: list[list[str]]  # [] per row when the file has no label column
     has_labels: bool
     dropped: int
+    # Each row's metadata fields (journal, mesh, ...: engine/metadata.py), aligned with texts.
+    metadata: list[dict[str, list[str]]] = field(default_factory=list)
+
+
+def article_metadata(article: Any) -> dict[str, list[str]]:
+    """The metadata fields an article of dataset_management.articles has (any format)."""
+    return metadata_extract(citation=article.citation, record=article.record)
 
 
 def _cell(value: Any) -> str:
@@ -45,6 +54,7 @@ def parse_articles_file(
     path = Path(path)
     texts: list[str] = []
     raw_labels: list[Any] = []
+    metadata: list[dict[str, list[str]]] = []
     dropped = 0
     with articles_read(path=path, filename=filename or path.name, mapping=mapping) as articles:
         m = articles.mapping
@@ -54,6 +64,7 @@ def parse_articles_file(
                 continue
             texts.append(article.text)
             raw_labels.append(article.raw_labels)
+            metadata.append(article_metadata(article))
     if not texts:
         raise ValueError(f"No article text found in {filename or path.name}")
     has_labels = bool(m.label) and any(
@@ -66,7 +77,7 @@ def parse_articles_file(
         list(labels_parse(raw=v, separator=separator, label_map=m.label_map)) if has_labels else []
         for v in raw_labels
     ]
-    return ParsedFile(texts, labels, has_labels, dropped)
+    return ParsedFile(texts, labels, has_labels, dropped, metadata)
 
 
 def parse_uploaded_file(uploaded_file: Any) -> ParsedFile:
@@ -91,6 +102,24 @@ def _classifier(ml_model: MLModel) -> Any:
             f"Model {ml_model.pk}'s files are missing from {ml_model.artifact_path}; retrain it"
         )
     return ml_models.get_cached_classifier(str(folder))
+
+
+def mlmodel_texts(*, ml_model: MLModel, texts: Sequence[str],
+                  metadata: Sequence[Mapping[str, Any] | None] | None) -> list[str]:
+    """The texts as this model reads them: with the metadata fields it was trained with, in its
+    form (the one function training used: engine/metadata.text_with_metadata). A field an
+    article lacks is left out; metadata None, or a text-only model: the texts unchanged."""
+    config = getattr(_classifier(ml_model), "config", None)
+    fields = list(getattr(config, "metadata_used", None) or [])
+    if not fields or metadata is None:
+        return list(texts)
+    return texts_with_metadata(texts, metadata, fields=fields, style=config.metadata_style)
+
+
+def mlmodel_article_texts(*, ml_model: MLModel, articles: Sequence[Any]) -> list[str]:
+    """mlmodel_texts for articles of dataset_management.articles (batches, `predict`)."""
+    return mlmodel_texts(ml_model=ml_model, texts=[a.text for a in articles],
+                         metadata=[article_metadata(a) for a in articles])
 
 
 def mlmodel_predict(
