@@ -154,4 +154,6 @@ def register() -> None:
     registry.task_describer_register(
         task_name="classification.tasks.batch_job_run", func=batch_task_describe)
     registry.task_describer_register(
+        task_name="classification.tasks.batch_shards_run", func=batch_task_describe)
+    registry.task_describer_register(
         task_name="classification.tasks.evaluation_job_run", func=evaluation_task_describe)

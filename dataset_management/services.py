@@ -24,7 +24,14 @@ from projects.services import ProjectError, activity_record, project_personal_id
 
 from .articles import ArticleStream, articles_read
 from .mapping import ColumnMapping, label_separator_detect, labels_parse
-from .models import Dataset, dataset_upload_path
+from .models import Dataset
+from .placement import (
+    actor_name,
+    dataset_save_and_place,
+    duplicate_refuse,
+    empty_dirs_remove,
+    placed_undo,
+)
 from .readers import DatasetFileError, import_caps
 from .rows import JSON_COLUMNS, ROWS_SCHEMA, STAGING_SCHEMA, row_json
 from .splitting import DEFAULT_RATIOS, SPLIT_ALIASES, SPLITS, split_assign, split_ratios_validate
@@ -95,7 +102,7 @@ def dataset_create_from_upload(
     try:
         spooled = workdir / "upload"
         content_hash = spool(uploaded_file, spooled)
-        _check_not_duplicate(project_id=project_id, content_hash=content_hash)
+        duplicate_refuse(project_id=project_id, content_hash=content_hash)
         parsed = _parse(spooled, filename, mapping, workdir / "staging.parquet", progress)
         dataset = Dataset(
             project_id=project_id, owner=owner, name=name, description=description,
@@ -104,9 +111,10 @@ def dataset_create_from_upload(
             split_ratios=dict(zip(SPLITS, ratios, strict=True)),
         )
         _finish(dataset, parsed, workdir, ratios=ratios, seed=seed)
-        _save_and_place(dataset, workdir=workdir, filename=filename, placed=placed, verb=verb)
+        dataset_save_and_place(dataset, workdir=workdir, filename=filename, placed=placed,
+                               verb=verb)
     except BaseException as exc:
-        _import_undo(media=media, placed=placed, content_hash=content_hash)
+        placed_undo(media=media, placed=placed, content_hash=content_hash)
         # A full disk is the server's problem, not the file's: its own error (507, not 400),
         # raised only once the partial files above are gone (the workdir goes just below).
         if is_disk_full(exc):
@@ -116,16 +124,6 @@ def dataset_create_from_upload(
         shutil.rmtree(workdir, ignore_errors=True)
     logger.info("Imported dataset %s (%s rows) from %s", dataset.pk, dataset.row_count, filename)
     return dataset
-
-
-def _import_undo(*, media: Path, placed: list[Path], content_hash: str) -> None:
-    """A failed import's files gone: those placed in media and the shared storage, and their
-    folder if it is left empty."""
-    for path in placed:
-        path.unlink(missing_ok=True)
-        filestore.file_delete(name=str(path.relative_to(media)))
-    if content_hash:
-        _remove_empty_dirs(media / "datasets" / content_hash)
 
 
 def dataset_delete(*, dataset: Dataset, user: Any = None) -> None:
@@ -151,11 +149,11 @@ def dataset_delete(*, dataset: Dataset, user: Any = None) -> None:
             original.unlink(missing_ok=True)
             filestore.file_delete(name=original_name)
         if folder:
-            _remove_empty_dirs(folder)
+            empty_dirs_remove(folder)
 
     with transaction.atomic():
         activity_record(project=dataset.project_id, actor=user, verb="dataset_deleted",
-                        summary=f"{_who(user)} deleted dataset “{dataset.name}”",
+                        summary=f"{actor_name(user)} deleted dataset “{dataset.name}”",
                         subject=dataset, name=dataset.name)
         dataset.delete()
         transaction.on_commit(remove_files)
@@ -167,7 +165,7 @@ def dataset_move(*, user: Any, dataset: Dataset, project: Project) -> Dataset:
     Jobs and reviews follow (they reach their project through the model and the batch). The
     user must be a maintainer of both projects: MOVE where it is, UPLOAD where it goes.
     """
-    from classification.models import BatchJob, MLModel
+    from classification.models import BatchJob, EvaluationJob, MLModel
 
     policy.require(user=user, action=policy.Action.MOVE, obj=dataset)
     policy.require(user=user, action=policy.Action.UPLOAD, project=project)
@@ -182,42 +180,24 @@ def dataset_move(*, user: Any, dataset: Dataset, project: Project) -> Dataset:
         model_ids = list(models.values_list("pk", flat=True))
         batches = BatchJob.objects.filter(ml_model_id__in=model_ids, project_id=source_id)
         moved = {"models": len(model_ids), "batches": batches.update(project=project)}
+        # An evaluation belongs to its model's project: left behind, it would hold the old
+        # project (its deletion refused) for a model nobody there can see any more.
+        EvaluationJob.objects.filter(ml_model_id__in=model_ids, project_id=source_id).update(
+            project=project)
         models.update(project=project)
         Dataset.objects.filter(pk=dataset.pk).update(project=project)
         dataset.project = project
         what = (f"dataset “{dataset.name}” with {moved['models']} model(s) and "
                 f"{moved['batches']} batch(es)")
         activity_record(project=source, actor=user, verb="dataset_moved", subject=dataset,
-                        summary=f"{_who(user)} moved {what} to “{project.name}”",
+                        summary=f"{actor_name(user)} moved {what} to “{project.name}”",
                         to_project=project.pk, **moved)
         activity_record(project=project, actor=user, verb="dataset_moved", subject=dataset,
-                        summary=f"{_who(user)} moved {what} here from “{source.name}”",
+                        summary=f"{actor_name(user)} moved {what} here from “{source.name}”",
                         from_project=source.pk, **moved)
     logger.info("Moved dataset %s from project %s to %s (%s)", dataset.pk, source_id,
                 project.pk, moved)
     return dataset
-
-
-def _save_and_place(dataset: Dataset, *, workdir: Path, filename: str, placed: list[Path],
-                    verb: str) -> None:
-    """Save the row, log it, and move its files into place, all or nothing (`placed` lists
-    the files moved so far, for the caller to remove if anything fails)."""
-    media = Path(settings.MEDIA_ROOT)
-    original_rel = dataset_upload_path(dataset, filename)
-    rows_rel = f"datasets/{dataset.content_hash}/rows-{uuid.uuid4().hex[:12]}.parquet"
-    with transaction.atomic():
-        dataset.original_file.name = original_rel
-        dataset.rows_path = rows_rel
-        dataset.save()
-        _record_created(dataset, verb=verb, actor=dataset.owner)
-        # Renames, not copies: same filesystem, so each is atomic and instant.
-        (media / rows_rel).parent.mkdir(parents=True, exist_ok=True)
-        _place(workdir / "rows.parquet", media / rows_rel, placed)
-        if not (media / original_rel).exists():  # same bytes uploaded by another owner
-            _place(workdir / "upload", media / original_rel, placed)
-        # Published before the row commits, so no node ever reads a dataset it cannot open.
-        for path in placed:
-            filestore.file_publish(name=str(path.relative_to(media)))
 
 
 def _project_id_for(*, owner: Any, project: Project | int | None) -> int:
@@ -228,18 +208,6 @@ def _project_id_for(*, owner: Any, project: Project | int | None) -> int:
     if project_id is None:  # no row belongs to nobody
         raise ProjectError("A dataset needs a project or an owner whose project it joins.")
     return project_id
-
-
-def _record_created(dataset: Dataset, *, verb: str, actor: Any) -> None:
-    how = "imported" if verb == "dataset_imported" else "uploaded"
-    activity_record(project=dataset.project_id, actor=actor, verb=verb, subject=dataset,
-                    summary=f"{_who(actor)} {how} dataset “{dataset.name}” "
-                            f"({dataset.row_count} rows)", name=dataset.name,
-                    rows=dataset.row_count)
-
-
-def _who(user: Any) -> str:
-    return user.get_username() if user is not None else "The system"
 
 
 # --- the import pipeline -------------------------------------------------------------------------
@@ -421,30 +389,3 @@ def _write_rows(staging: Path, target: Path, labels, codes: np.ndarray) -> None:
                 **{name: batch.column(name) for name in JSON_COLUMNS},
             }, schema=ROWS_SCHEMA))
             start = stop
-
-
-# --- helpers -------------------------------------------------------------------------------------
-
-
-def _check_not_duplicate(*, project_id: int, content_hash: str) -> None:
-    # Per project: a colleague's project may hold the same file, as may the user's own others.
-    existing = Dataset.objects.filter(project_id=project_id, content_hash=content_hash).first()
-    if existing is not None:
-        raise DatasetFileError(
-            f"This file was already uploaded as dataset '{existing.name}' (id {existing.pk})."
-        )
-
-
-def _place(source: Path, target: Path, placed: list[Path]) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    source.replace(target)
-    placed.append(target)
-
-
-def _remove_empty_dirs(folder: Path) -> None:
-    for path in (folder, folder.parent):
-        try:
-            path.rmdir()
-        except OSError:
-            return
-

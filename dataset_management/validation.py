@@ -20,17 +20,22 @@ MAX_COOCCURRENCE_LABELS = 50
 
 
 class ReportBuilder:
-    """Accumulates per-row facts in compact arrays while rows stream past; finish() summarises."""
+    """Accumulates per-row facts in compact arrays while rows stream past; finish() summarises.
+
+    Duplicates are found at the end, not as rows arrive: each kept row's normalised text is
+    held only as a 16-byte digest in a flat array (16 bytes a row; a dict of the digests cost
+    about 150 bytes a row, 300 MB at the 2,000,000-row cap), and groups() sorts the digests
+    once to find the equal ones."""
 
     def __init__(self) -> None:
         self.rows_read = 0
         self.dropped: Counter[str] = Counter()
         self.dropped_examples: list[dict[str, Any]] = []
-        self.chars = array("l")
-        self.words = array("l")
-        self._first_row_by_text: dict[bytes, int] = {}
-        self.duplicate_pairs: list[tuple[int, int]] = []  # (first kept index, this kept index)
-        self.source_rows = array("l")
+        self.chars = array("i")  # 4 bytes a row: a field stops at 1 MB
+        self.words = array("i")
+        self._digests = array("q")  # two int64 halves of each kept row's 16-byte digest
+        self._groups: np.ndarray | None = None
+        self.source_rows = array("i")  # rows stop at the cap, far below 2**31
         self.warnings: list[str] = []
         self.notes: list[str] = []
 
@@ -45,18 +50,15 @@ class ReportBuilder:
         self.chars.append(len(text))
         self.words.append(len(text.split()))
         # Case, spacing and punctuation variants are the same article (normalize.text_key).
-        digest = hashlib.blake2b(text_key(text).encode(), digest_size=16).digest()
-        first = self._first_row_by_text.setdefault(digest, index)
-        if first != index:
-            self.duplicate_pairs.append((first, index))
+        self._digests.frombytes(hashlib.blake2b(text_key(text).encode(), digest_size=16).digest())
+        self._groups = None
         return index
 
     def groups(self) -> np.ndarray:
         """Per kept row, the index of the first row with the same text: its group's id."""
-        ids = np.arange(len(self.chars), dtype=np.int64)
-        for first, index in self.duplicate_pairs:
-            ids[index] = first
-        return ids
+        if self._groups is None:
+            self._groups = _first_of_equal(self._digests, len(self.chars))
+        return self._groups
 
     def finish(self, *, labels: list[tuple[str, ...]] | None, label_names: list[str],
                label_matrix: np.ndarray | None) -> dict[str, Any]:
@@ -101,25 +103,26 @@ class ReportBuilder:
         return report
 
     def _duplicates(self, labels: list[tuple[str, ...]] | None) -> dict[str, Any]:
-        groups: dict[int, list[int]] = {}
-        for first, index in self.duplicate_pairs:
-            groups.setdefault(first, [first]).append(index)
-        conflicting = [
-            rows for rows in groups.values()
-            if labels is not None and len({frozenset(labels[i]) for i in rows}) > 1
-        ]
-        if self.duplicate_pairs:
+        ids = self.groups()
+        repeats = np.flatnonzero(ids != np.arange(len(ids)))  # rows that repeat an earlier one
+        firsts, seen_at = np.unique(ids[repeats], return_index=True)
+        # Groups in the order their second row came, as when they were counted row by row.
+        order = firsts[np.argsort(seen_at, kind="stable")].tolist()
+        members = _Members(ids, repeats, firsts)
+        conflicting_ids = members.conflicting(labels) if labels is not None else set()
+        conflicting = [members.of(g) for g in order if g in conflicting_ids]
+        if len(repeats):
             self.warnings.append(
-                f"{len(self.duplicate_pairs)} row(s) repeat an earlier row's text (ignoring case, "
+                f"{len(repeats)} row(s) repeat an earlier row's text (ignoring case, "
                 "spacing and punctuation); each such group is kept in one split"
                 + (f"; {len(conflicting)} of those texts carry conflicting labels." if conflicting
                    else ".")
             )
         source = self.source_rows
-        examples = list(groups.values())[:MAX_EXAMPLES]
+        examples = [members.of(g) for g in order[:MAX_EXAMPLES]]
         return {
-            "duplicate_rows": len(self.duplicate_pairs),
-            "duplicate_groups": len(groups),
+            "duplicate_rows": len(repeats),
+            "duplicate_groups": len(firsts),
             "conflicting_label_groups": len(conflicting),
             "examples": [[source[i] for i in rows] for rows in examples],
             "conflicting_examples": [[source[i] for i in rows] for rows in
@@ -129,6 +132,61 @@ class ReportBuilder:
             "conflicting_row_ids": conflicting,
             "conflicting_file_rows": [[source[i] for i in rows] for rows in conflicting],
         }
+
+
+def _first_of_equal(digests: array, n: int) -> np.ndarray:
+    """Per row, the first row whose 16-byte digest equals its own. Sorted by the first half
+    only (8 bytes a row to sort); the rows that share a first half, nearly always true
+    duplicates, are then told apart by both halves."""
+    ids = np.arange(n, dtype=np.int64)
+    if n < 2:
+        return ids
+    halves = np.frombuffer(digests, dtype=np.int64).reshape(n, 2)
+    order = np.argsort(halves[:, 0], kind="stable")
+    high = halves[order, 0]
+    same = high[1:] == high[:-1]
+    if not same.any():
+        return ids
+    shared = np.zeros(n, dtype=bool)
+    shared[1:] |= same
+    shared[:-1] |= same
+    rows = np.sort(order[shared])
+    pairs = halves[rows]
+    # Sorted by digest, then by row: each run of equal digests starts with its first row.
+    by_digest = np.lexsort((rows, pairs[:, 1], pairs[:, 0]))
+    rows, pairs = rows[by_digest], pairs[by_digest]
+    starts = np.ones(len(rows), dtype=bool)
+    starts[1:] = (pairs[1:] != pairs[:-1]).any(axis=1)
+    ids[rows] = rows[np.maximum.accumulate(np.where(starts, np.arange(len(rows)), 0))]
+    return ids
+
+
+class _Members:
+    """The rows of the groups of two or more, each group's rows in file order."""
+
+    def __init__(self, ids: np.ndarray, repeats: np.ndarray, firsts: np.ndarray) -> None:
+        self.ids = ids
+        self.rows = np.union1d(repeats, firsts)
+        self._by_group = self.rows[np.argsort(ids[self.rows], kind="stable")]
+        self._keys = ids[self._by_group]
+
+    def of(self, group: int) -> list[int]:
+        lo = np.searchsorted(self._keys, group, side="left")
+        hi = np.searchsorted(self._keys, group, side="right")
+        return self._by_group[lo:hi].tolist()
+
+    def conflicting(self, labels: list[tuple[str, ...]]) -> set[int]:
+        """The groups whose rows do not all carry the same set of labels."""
+        if not len(self.rows):
+            return set()
+        sets: dict[frozenset[str], int] = {}
+        label_set = np.fromiter((sets.setdefault(frozenset(labels[i]), len(sets))
+                                 for i in self.rows), dtype=np.int64, count=len(self.rows))
+        group = self.ids[self.rows]
+        order = np.lexsort((label_set, group))
+        group, label_set = group[order], label_set[order]
+        differs = (group[1:] == group[:-1]) & (label_set[1:] != label_set[:-1])
+        return set(group[1:][differs].tolist())
 
 
 def _stats(values: array) -> dict[str, float]:

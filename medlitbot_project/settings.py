@@ -191,9 +191,7 @@ STALL_TIMEOUT_CEILING = env.float("STALL_TIMEOUT_CEILING", default=1800.0)
 CANCEL_GRACE_SECONDS = env.float("CANCEL_GRACE_SECONDS", default=30.0)
 JOB_HARD_TIME_LIMIT = env.float("JOB_HARD_TIME_LIMIT", default=6 * 3600.0)
 PROGRESS_WRITE_INTERVAL = env.float("PROGRESS_WRITE_INTERVAL", default=1.0)
-# A batch of more articles than this is cut into shards of at most this many, which every live
-# inference worker runs in parallel (classification/batches/shards.py).
-BATCH_SHARD_ROWS = env.int("BATCH_SHARD_ROWS", default=50_000)
+BATCH_SHARD_ROWS = env.int("BATCH_SHARD_ROWS", default=50_000)  # classification/batches/shards.py
 # The training process runs at this niceness, so on a laptop the web server and the
 # supervisor's watchdog stay responsive while every core trains. 0 keeps normal priority.
 TRAINING_NICE = env.int("TRAINING_NICE", default=10)
@@ -236,8 +234,7 @@ CELERY_TASK_DEFAULT_QUEUE = QUEUE_DEFAULT
 # created by the services name their queue explicitly (classification/jobs/routing.py).
 CELERY_TASK_ROUTES = {
     "classification.tasks.start_model_training": {"queue": QUEUE_TRAINING},
-    "classification.tasks.batch_job_run": {"queue": QUEUE_INFERENCE},
-    "classification.tasks.batch_shards_run": {"queue": QUEUE_INFERENCE},
+    "classification.tasks.batch_*": {"queue": QUEUE_INFERENCE},  # batch_job_run, batch_shards_run
     "classification.tasks.evaluation_job_run": {"queue": QUEUE_INFERENCE},
     "screening.tasks.ranker_refresh": {"queue": QUEUE_INFERENCE},
     "screening.tasks.simulation_run": {"queue": QUEUE_INFERENCE},
@@ -330,8 +327,7 @@ SPECTACULAR_SETTINGS = {
     },
     "ENUM_ADD_EXPLICIT_BLANK_NULL_CHOICE": False,
     "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR", "REDOC_DIST": "SIDECAR",
 }
 
 # --- Security -----------------------------------------------------------------------------------

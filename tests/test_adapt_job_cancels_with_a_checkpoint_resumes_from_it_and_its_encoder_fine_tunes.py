@@ -21,7 +21,7 @@ def test_an_adapt_job_cancels_resumes_and_its_encoder_is_fine_tuned(
     start_worker(**fast_env(MEDLITBOT_FAULT_INJECTION="slow_step=0.2"))
     job = adapt.adapt_job_create(
         owner=user, datasets=[slice_dataset], batches=[], staff=True, name="Adapted tiny",
-        config={"adapt_base": "custom", "model_path": str(tiny_bert_dir), "epochs": 2,
+        config={"adapt_base": "custom", "model_path": str(tiny_bert_dir), "epochs": 1,
                 "batch_size": 8, "learning_rate": 3e-3, "max_length": 64},
     )
 
@@ -38,7 +38,7 @@ def test_an_adapt_job_cancels_resumes_and_its_encoder_is_fine_tuned(
     stopped_at = job.current_step
 
     services.training_job_resume(job=job, actor=user)
-    job = wait_for_job(job, DONE, 120)
+    job = wait_for_job(job, DONE, 240)
     assert job.status == "completed", (job.reason, job.log_tail)
     assert "attempt 2: resuming from checkpoint-" in job.log_tail
     assert job.current_step == job.total_steps > stopped_at
@@ -54,6 +54,6 @@ def test_an_adapt_job_cancels_resumes_and_its_encoder_is_fine_tuned(
         config={"encoder_model_id": encoder.pk, "epochs": 1, "batch_size": 8,
                 "learning_rate": 1e-2, "max_length": 64, "early_stopping_patience": 0},
     )
-    tuned = wait_for_job(tuned, DONE, 120)
+    tuned = wait_for_job(tuned, DONE, 240)
     assert tuned.status == "completed", (tuned.reason, tuned.log_tail)
     assert tuned.ml_model.metrics.get("evaluated_on") == "test"

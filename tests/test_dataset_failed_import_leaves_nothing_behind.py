@@ -2,13 +2,13 @@
 
 import pytest
 
-from dataset_management import services
+from dataset_management import placement, services
 from dataset_management.models import Dataset
 from tests.plugins.datasets import FORMATS, media_files
 
 
 def test_an_error_after_the_files_moved_removes_them_and_the_row(import_file, monkeypatch):
-    real_place = services._place
+    real_place = placement._place
     calls = []
 
     def place_then_fail(source, target, placed):
@@ -17,7 +17,7 @@ def test_an_error_after_the_files_moved_removes_them_and_the_row(import_file, mo
         if len(calls) == 2:
             raise OSError("disk full")
 
-    monkeypatch.setattr(services, "_place", place_then_fail)
+    monkeypatch.setattr(placement, "_place", place_then_fail)
     before = media_files()
     with pytest.raises(OSError, match="disk full"):
         import_file(FORMATS / "comma.csv")

@@ -39,9 +39,9 @@ def test_a_search_beside_two_cpu_burners_completes_within_its_budget(
         start_worker, slice_dataset, user) -> None:
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
-        # A 30 s stall floor: only a phase's own pace could excuse a long silence.
-        start_worker(**fast_env(STALL_TIMEOUT_FLOOR="30", STALL_TIMEOUT_CEILING="300",
-                                HEARTBEAT_TIMEOUT="30"))
+        # The production stall floor (the one a silent embedding once passed under load).
+        start_worker(**fast_env(STALL_TIMEOUT_FLOOR="120", STALL_TIMEOUT_CEILING="600",
+                                HEARTBEAT_TIMEOUT="60"))
         job = search_create(owner=user, dataset=slice_dataset,
                             time_budget_minutes=BUDGET_MINUTES, candidates=CANDIDATES)
         seen = follow(job, timeout=BUDGET_MINUTES * 60 * 1.1 + 120)
@@ -50,9 +50,10 @@ def test_a_search_beside_two_cpu_burners_completes_within_its_budget(
             burner.kill()
             burner.wait()
     job.refresh_from_db()
-    assert job.status == "completed", job.reason
+    assert job.status == "completed", f"{job.reason}\n{job.log_tail[-3000:]}"
     ran = (job.finished_at - job.started_at).total_seconds()
-    assert ran <= 1.1 * BUDGET_MINUTES * 60, f"{ran:.0f} s for a {BUDGET_MINUTES} min budget"
+    assert ran <= 1.1 * BUDGET_MINUTES * 60, (
+        f"{ran:.0f} s for a {BUDGET_MINUTES} min budget\n{job.log_tail[-3000:]}")
 
     search = MLModel.objects.get(pk=job.ml_model_id).metrics["search"]
     assert search["verdict"]

@@ -41,8 +41,9 @@ KEEP_CHECKPOINTS = 2
 CHECKPOINTS_PER_EPOCH = 4
 LOG_EVERY = 5
 MLM_HEAD_NOTE = (
-    "The base had no masked-language-model head (a sentence-transformers checkpoint): one was "
-    "made from the encoder's own word embeddings (tied decoder) with an identity transform."
+    "The base had no masked-language-model head (a sentence-transformers checkpoint has none): "
+    "one was made from the encoder's own word embeddings (tied decoder) with an identity "
+    "transform."
 )
 
 

@@ -6,6 +6,9 @@ class all but vanish), each class gets an additive offset on its log-probability
 maximise validation macro-F1: the "tuned per-class decision rule" of the medical-abstract
 classification literature. Offsets that do not clearly beat plain argmax are dropped, because
 a small validation split rewards noise: on the demo data plain argmax usually stays.
+
+Beside them, per label, a threshold for a recall target (recall_threshold): offered to whoever
+must miss few articles (screening), not used unless prediction asks for threshold=recall.
 """
 
 from __future__ import annotations

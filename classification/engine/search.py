@@ -417,8 +417,9 @@ class SearchRun(SearchOutcome):
         return self._estimate(spec, search_space.defaults(spec))
 
     def _fits(self, spec: ModelSpec) -> int:
-        """Fits per trial: the folds and the kept model's, or one."""
-        return len(self.folds) + 1 if spec.kind in search_space.HEAD_KINDS and self.folds else 1
+        """Passes over the rows a trial costs: a TF-IDF trial's folds and kept model each
+        featurise them; an embedding trial encodes them once (its folds refit the head)."""
+        return len(self.folds) + 1 if spec.kind == "baseline" and self.folds else 1
 
     def _estimate(self, spec: ModelSpec, settings: dict[str, Any] | None = None) -> float:
         rows, plan = len(self.train) + len(self.val), self.search.device_plan

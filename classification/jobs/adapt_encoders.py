@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from classification.engine.schema import TrainConfigError
 from classification.models import MLModel
 from projects import policy
 
@@ -45,6 +46,13 @@ def adapted_encoder_errors(*, owner: Any, model_type: str,
         return {"encoder_model_id": [f"Adapted encoder “{encoder.name}” has not finished "
                                      "adapting yet."]}
     return {}
+
+
+def adapted_encoder_require(*, owner: Any, model_type: str, config: dict[str, Any]) -> None:
+    """TrainConfigError naming encoder_model_id (or model_type) when adapted_encoder_errors
+    finds a problem: what training_job_create asks at every door."""
+    if errors := adapted_encoder_errors(owner=owner, model_type=model_type, config=config):
+        raise TrainConfigError(errors)
 
 
 def adapted_encoder_path(*, encoder_model_id: int) -> str:

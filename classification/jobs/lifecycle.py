@@ -150,9 +150,7 @@ def training_job_create(
     if owner is not None:
         action = policy.Action.ENSEMBLE if model_type == "ensemble" else policy.Action.TRAIN
         policy.require(user=owner, action=action, obj=dataset)
-    if errors := adapt_encoders.adapted_encoder_errors(owner=owner, model_type=model_type,
-                                                       config=config):
-        raise ml_models.TrainConfigError(errors)
+    adapt_encoders.adapted_encoder_require(owner=owner, model_type=model_type, config=config)
     if not dataset.is_trainable:
         raise ValueError(
             f"Dataset {dataset.name!r} has {len(dataset.label_names)} label(s); "
