@@ -1,4 +1,5 @@
-"""Dataset imports over the API: `POST /api/datasets/` answers 202 with an import to follow here.
+"""Dataset imports over the API: `POST /api/datasets/` (one file) and
+`POST /api/datasets/collections/` (several, merged) answer 202 with an import to follow here.
 
 An import belongs to the project it imports into: following it needs the viewer role there,
 cancelling it the maintainer's (projects.policy), as for the dataset it makes.
@@ -11,13 +12,19 @@ from typing import Any
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from dataset_management import imports, selectors
+from dataset_management.collection_jobs import collection_job_create
 from dataset_management.models import ImportJob
+from dataset_management.readers import DatasetFileError
 from projects import policy
+from projects.models import Project
+from projects.services import project_personal
 
 
 class ImportJobSerializer(serializers.ModelSerializer):
@@ -29,6 +36,8 @@ class ImportJobSerializer(serializers.ModelSerializer):
         help_text="Percent of the file's bytes read (100 once completed); null while a "
         "workbook, read through its zip, is being read.")
     url = serializers.SerializerMethodField(help_text="This import, to poll until it ends.")
+    files = serializers.SerializerMethodField(
+        help_text="A collection's files, in the order merged; [] for one file.")
     dataset_url = serializers.SerializerMethodField(
         help_text="The dataset it made, once completed; null before.")
 
@@ -36,7 +45,7 @@ class ImportJobSerializer(serializers.ModelSerializer):
         model = ImportJob
         fields = [
             "id", "project", "name", "filename", "status", "status_display", "is_active",
-            "progress", "rows_read", "bytes_read", "total_bytes", "message", "reason",
+            "progress", "rows_read", "bytes_read", "total_bytes", "files", "message", "reason",
             "cancel_requested", "dataset", "url", "dataset_url", "created_at", "started_at",
             "finished_at",
         ]
@@ -52,6 +61,10 @@ class ImportJobSerializer(serializers.ModelSerializer):
     def get_progress(self, job: ImportJob) -> float | None:
         fraction = job.fraction
         return None if fraction is None else round(100 * fraction, 1)
+
+    def get_files(self, job: ImportJob) -> list[str]:
+        collection = (job.options or {}).get("collection") or {}
+        return [stored["name"] for stored in collection.get("files") or []]
 
     def get_url(self, job: ImportJob) -> str:
         return reverse("api:dataset_import", args=[job.pk])
@@ -86,3 +99,60 @@ class ImportJobCancelApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         job = selectors.import_job_get(user=request.user, pk=pk, action=policy.Action.CANCEL)
         return import_accepted(request, imports.import_job_cancel(user=request.user, job=job))
+
+
+class CollectionUploadSerializer(serializers.Serializer):
+    files = serializers.ListField(
+        child=serializers.FileField(), min_length=1,
+        help_text="Two or more exports (any mix of the import's formats), merged into one "
+        "dataset with their duplicates found (PMID, DOI, then title, year and first author).")
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="",
+                                 help_text="Required for a new collection.")
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    unlabelled = serializers.BooleanField(
+        required=False, default=False, help_text="Import without labels, whatever the files hold.")
+    project = serializers.IntegerField(
+        required=False, min_value=1,
+        help_text="The project it goes to (maintainer role); default: your personal project.")
+    dataset = serializers.IntegerField(
+        required=False, min_value=1,
+        help_text="Add the files to this collection instead: a new version of it, in its "
+        "project (name, description and project are then its own).")
+
+
+class CollectionCreateApi(APIView):
+    """Several files as one collection, or files added to one (a new version): stored and
+    queued, 202 with the import to follow as for one file; a file whose first records cannot
+    be read (named), no name, or two files of one name is a 400 and nothing is kept."""
+
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(request=CollectionUploadSerializer, responses={202: ImportJobSerializer})
+    def post(self, request: Request) -> Response:
+        data = CollectionUploadSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        target: dict[str, Any] = {}
+        if values.get("dataset") is not None:
+            target["add_to"] = selectors.dataset_get(user=request.user, pk=values["dataset"],
+                                                     action=policy.Action.UPLOAD)
+        elif not values["name"].strip():
+            raise ValidationError({"name": ["Give the collection a name."]})
+        else:
+            target["project"] = _project(request, values.get("project"))
+        try:
+            job = collection_job_create(
+                owner=request.user, uploads=values["files"], name=values["name"],
+                description=values["description"], unlabelled=values["unlabelled"], **target)
+        except (DatasetFileError, ValueError) as exc:  # DiskFull: api.exceptions, 507
+            raise ValidationError({"files": [getattr(exc, "message", str(exc))]}) from exc
+        return import_accepted(request, job)
+
+
+def _project(request: Request, project_id: int | None) -> Project:
+    if project_id is None:
+        return project_personal(user=request.user)
+    project = policy.scope(Project.objects.all(), user=request.user).filter(pk=project_id).first()
+    if project is None:
+        raise ValidationError({"project": ["No such project."]})
+    return project

@@ -16,6 +16,8 @@ urlpatterns = [
     path("tokens/<int:pk>/", TokenDetailApi.as_view(), name="token_detail"),
     path("datasets/", views.DatasetListCreateApi.as_view(), name="dataset_list"),
     path("datasets/<int:pk>/", views.DatasetDetailApi.as_view(), name="dataset_detail"),
+    path("datasets/collections/", imports.CollectionCreateApi.as_view(),
+         name="dataset_collections"),
     path("datasets/imports/<int:pk>/", imports.ImportJobDetailApi.as_view(), name="dataset_import"),
     path("datasets/imports/<int:pk>/cancel/", imports.ImportJobCancelApi.as_view(),
          name="dataset_import_cancel"),

@@ -61,12 +61,15 @@ def collection_create(
     seed: int = 42,
     verb: str = "dataset_uploaded",
     previous: Dataset | None = None,
+    progress: Any = None,
 ) -> tuple[Dataset, MergeResult]:
     """One dataset from `sources`, their duplicates merged, with its counts in the report.
 
     DatasetFileError (naming the file) when a file cannot be read or nothing usable is left;
     nothing is saved then. `previous` is the collection these files are added to: its counts
-    carry over and the near matches a person split stay split."""
+    carry over and the near matches a person split stay split. `progress` is an import job's
+    (collection_jobs.CollectionReporter): it follows each file, then the merged file's import;
+    what it raises (a cancel) undoes everything."""
     if not sources:
         raise DatasetFileError("Choose at least one file.")
     carried = ((previous.report or {}).get(COUNTS_KEY) or {}) if previous else {}
@@ -75,7 +78,8 @@ def collection_create(
         out = Path(scratch) / "collection.jsonl"
         with disk_full_refused():
             result = collection_merge(sources=sources, out=out, caps=import_caps(),
-                                      split_pairs=split_pairs)
+                                      split_pairs=split_pairs,
+                                      on_file=getattr(progress, "source_attach", None))
         if not result.written:
             raise DatasetFileError("No usable records in the files: " + "; ".join(
                 counts.line() for counts in result.files))
@@ -88,7 +92,8 @@ def collection_create(
         with transaction.atomic():
             dataset = _import(out, owner=owner, project=project, name=name,
                               description=description, mapping=mapping,
-                              split_ratios=split_ratios, seed=seed, verb=verb)
+                              split_ratios=split_ratios, seed=seed, verb=verb,
+                              progress=progress)
             dataset.report = _report(dataset.report or {}, result=result, previous=previous,
                                      carried=carried)
             dataset.save(update_fields=["report"])
@@ -114,14 +119,14 @@ def _check_new(path: Path, *, project: Any) -> None:
 
 def _import(path: Path, *, owner: Any, project: Any, name: str, description: str,
             mapping: dict[str, Any], split_ratios: tuple[float, ...], seed: int,
-            verb: str) -> Dataset:
+            verb: str, progress: Any = None) -> Dataset:
     from .services import dataset_create_from_upload
 
     with path.open("rb") as handle:
         return dataset_create_from_upload(
             owner=owner, project=project, uploaded_file=File(handle, name=path.name),
             name=name, description=description, mapping=mapping,
-            split_ratios=tuple(split_ratios), seed=seed, verb=verb)
+            split_ratios=tuple(split_ratios), seed=seed, verb=verb, progress=progress)
 
 
 def _report(report: dict[str, Any], *, result: MergeResult, previous: Dataset | None,
@@ -162,10 +167,12 @@ def _merged_by(before: dict[str, int] | None, now: Counter) -> dict[str, int]:
     return dict(total)
 
 
-def collection_add_files(*, dataset: Dataset, sources: list[Source], user: Any) -> Dataset:
+def collection_add_files(*, dataset: Dataset, sources: list[Source], user: Any,
+                         progress: Any = None) -> Dataset:
     """A new dataset: `dataset`'s rows and the new files' records, merged as one collection.
 
-    RoleRequired unless the user may upload in the dataset's project."""
+    RoleRequired unless the user may upload in the dataset's project. `progress` as for
+    collection_create (the dataset's own rows are its source 0)."""
     policy.require(user=user, action=policy.Action.UPLOAD, obj=dataset)
     if not sources:
         raise DatasetFileError("Choose at least one file to add.")
@@ -180,7 +187,7 @@ def collection_add_files(*, dataset: Dataset, sources: list[Source], user: Any) 
             owner=user, sources=[own, *sources], project=dataset.project_id,
             name=f"{dataset.name} (+ {names})"[:200], description=dataset.description,
             unlabelled=not dataset.is_labelled, split_ratios=_ratios(dataset),
-            seed=dataset.split_seed, previous=dataset)
+            seed=dataset.split_seed, previous=dataset, progress=progress)
     return created
 
 

@@ -18,7 +18,7 @@ import hashlib
 import json
 from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ MERGED_MAPPING = {"title_column": "title", "abstract_column": "abstract"}
 MERGED_LABELS = "labels"
 DUPLICATE_REASON = "duplicate records merged (same PMID, DOI, or title and year)"
 _NORMALISE = {"pmid": pmid_normalise, "doi": doi_normalise}
+FileHook = Callable[[int, Any], None]  # (the file's index in sources, its ArticleStream)
 
 
 @dataclass
@@ -130,12 +131,14 @@ def keys_fingerprint(keys: RecordKeys) -> str:
 
 
 def collection_merge(*, sources: list[Source], out: Path, caps: dict[str, int | None],
-                     split_pairs: set[frozenset[str]] = frozenset()) -> MergeResult:
+                     split_pairs: set[frozenset[str]] = frozenset(),
+                     on_file: FileHook | None = None) -> MergeResult:
     """Merge `sources` into the JSON Lines file `out` (its scratch files beside it).
 
     DatasetFileError, naming the file, for a file that cannot be read; `caps` are
     read_records' (import_caps()); `split_pairs` are near matches a person said are two
-    articles (fingerprint pairs), never listed again."""
+    articles (fingerprint pairs), never listed again. `on_file(index, articles)` is called as
+    each file's long read starts (an import job follows its records: progress, cancel)."""
     labelled = _labelled(sources, caps)
     result = MergeResult(path=out, labelled=labelled,
                          files=[FileCounts(name=s.name) for s in sources])
@@ -144,7 +147,7 @@ def collection_merge(*, sources: list[Source], out: Path, caps: dict[str, int | 
     try:
         with spool.open("w", encoding="utf-8") as handle:
             for index, source in enumerate(sources):
-                _read_file(index, source, state, result, handle, caps)
+                _read_file(index, source, state, result, handle, caps, on_file)
         near = state.settle()
         result.merged_by = state.merged_by
         for record, cluster in enumerate(state.cluster_of):
@@ -173,12 +176,12 @@ def _labelled(sources: list[Source], caps: dict[str, int | None]) -> bool:
     once first also refuses a bad file before the long pass starts."""
     found = False
     for source in sources:
-        with _open(source, caps) as articles:
+        with source_open(source, caps) as articles:
             found = found or bool(articles.mapping.label)
     return found
 
 
-def _open(source: Source, caps: dict[str, int | None]) -> Any:
+def source_open(source: Source, caps: dict[str, int | None]) -> Any:
     from .readers import DatasetFileError
 
     try:
@@ -189,12 +192,14 @@ def _open(source: Source, caps: dict[str, int | None]) -> Any:
 
 
 def _read_file(index: int, source: Source, state: _Pass, result: MergeResult, handle: Any,
-               caps: dict[str, int | None]) -> None:
+               caps: dict[str, int | None], on_file: FileHook | None) -> None:
     from .readers import DatasetFileError
 
     counts = result.files[index]
     separators: Counter[str] = Counter()
-    with _open(source, caps) as articles:
+    with source_open(source, caps) as articles:
+        if on_file is not None:
+            on_file(index, articles)
         counts.format = articles.format
         mapping = articles.mapping
         try:

@@ -108,24 +108,33 @@ def import_job_create(
     folder = imports_root() / str(int(owner.pk)) / job_key
     source = folder / _input_name(filename)
     try:
-        content_hash = _store(uploaded_file, source)
+        content_hash = input_store(uploaded_file, source)
         existing = selectors.dataset_with_content(project_id=project.pk,
                                                   content_hash=content_hash)
         if existing is not None:
             raise DatasetFileError(f"This file was already uploaded as dataset "
                                    f"'{existing.name}' (id {existing.pk}).")
         _first_rows_check(source, filename=filename, mapping=mapping)
-        filestore.file_publish(name=_relative(source))  # for a worker on another node
+        filestore.file_publish(name=media_relative(source))  # for a worker on another node
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     options = {"mapping": mapping or None, "split_ratios": list(ratios), "seed": int(seed)}
+    return import_job_queue(owner=owner, project=project, name=name, description=description,
+                            filename=filename, input_path=media_relative(source), options=options,
+                            total_bytes=source.stat().st_size, job_key=job_key)
+
+
+def import_job_queue(*, owner: Any, project: Project, name: str, description: str,
+                     filename: str, input_path: str, options: dict[str, Any], total_bytes: int,
+                     job_key: str) -> ImportJob:
+    """The row for stored input (under imports_root()/<owner>/<job_key>/) and its message,
+    sent once the row commits; a broker that refuses it fails the row and drops the input."""
     with transaction.atomic():
         job = ImportJob.objects.create(
             project=project, owner=owner, name=name[:200], description=description,
-            filename=filename, input_path=_relative(source), options=options,
-            total_bytes=source.stat().st_size, celery_task_id=job_key,
-            message="Waiting for a worker",
+            filename=filename[:255], input_path=input_path, options=options,
+            total_bytes=total_bytes, celery_task_id=job_key, message="Waiting for a worker",
         )
 
         def unreachable(reason: str) -> None:
@@ -139,12 +148,12 @@ def import_job_create(
     return job
 
 
-def _store(uploaded_file: Any, source: Path) -> str:
+def input_store(uploaded_file: Any, source: Path) -> str:
     """Write the upload as input.<ext>.part, then rename it: a worker never sees half a file.
     Returns its SHA-256; DiskFull, with the partial file gone, when the disk fills."""
     part = source.with_name(source.name + ".part")
     with disk_full_refused():
-        source.parent.mkdir(parents=True)
+        source.parent.mkdir(parents=True, exist_ok=True)
         content_hash = spool(uploaded_file, part)
         os.replace(part, source)
     return content_hash
@@ -194,20 +203,31 @@ class ImportReporter:
         self._written_at = 0.0
 
     def attach(self, articles: ArticleStream) -> None:
+        self.follow(articles, message="Reading rows",
+                    done="Checking labels, splitting and saving the rows")
+
+    def follow(self, articles: ArticleStream, *, message: str, done: str, offset: int = 0,
+               size: int | None = None, counted: bool = True) -> None:
+        """Report while `articles` are read: rows and bytes (after `offset` bytes of earlier
+        files; `size` is this file's) when `counted`, else only the heartbeat, the message and
+        the cancel."""
         position = _byte_position(articles)
         records = articles.stream.records
 
         def reported() -> Any:
-            for record in records:
+            for seen, record in enumerate(records, start=1):
                 yield record
-                self.rows += 1
-                if self.rows % REPORT_EVERY == 0:
-                    self.bytes_read = position()
-                    self.write("Reading rows", force=False)
-            # Every record read: the whole file was (its reader has closed it by now).
-            self.bytes_read = self.total_bytes or position()
+                self.rows += counted
+                if seen % REPORT_EVERY == 0:
+                    if counted:
+                        where = position()
+                        self.bytes_read = None if where is None else offset + where
+                    self.write(message, force=False)
+            if counted:  # every record read: the whole file was (its reader has closed it)
+                self.bytes_read = offset + (size if size is not None else
+                                            self.total_bytes or position() or 0)
             # The last look for a cancel: what follows (labels, split, saving) takes seconds.
-            self.write("Checking labels, splitting and saving the rows", force=True)
+            self.write(done, force=True)
 
         articles.stream.records = reported()
 
@@ -287,6 +307,10 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
 
 def _import(job: ImportJob, reporter: ImportReporter) -> Any:
     options = job.options or {}
+    if options.get("collection"):  # several files, merged first (collection_jobs.py)
+        from .collection_jobs import collection_job_import
+
+        return collection_job_import(job=job, reporter=reporter)
     path = filestore.file_local(name=job.input_path)
     with path.open("rb") as handle:
         return services.dataset_create_from_upload(
@@ -324,17 +348,20 @@ def _end(job: ImportJob, *, target: str, reporter: ImportReporter, reason: str =
 
 
 def _input_discard(job: ImportJob) -> None:
-    """The stored upload goes, this node's copy and the shared one, and its folder."""
+    """The stored upload goes (every file of a collection), this node's copy and the shared
+    one, and the job's folder, imports/<owner>/<job key>/ (the first three parts of a path)."""
     if not job.input_path:
         return
-    path = Path(settings.MEDIA_ROOT) / job.input_path
-    path.unlink(missing_ok=True)
-    filestore.file_delete(name=job.input_path)
-    shutil.rmtree(path.parent, ignore_errors=True)
+    media = Path(settings.MEDIA_ROOT)
+    files = ((job.options or {}).get("collection") or {}).get("files") or []
+    for name in [job.input_path, *(f["path"] for f in files)]:
+        (media / name).unlink(missing_ok=True)
+        filestore.file_delete(name=name)
+    shutil.rmtree(media.joinpath(*Path(job.input_path).parts[:3]), ignore_errors=True)
     ImportJob.objects.filter(pk=job.pk).update(input_path="")
 
 
-def _relative(path: Path) -> str:
+def media_relative(path: Path) -> str:
     return str(path.relative_to(Path(settings.MEDIA_ROOT)))
 
 

@@ -133,8 +133,11 @@ class ImportJob(models.Model):
 
     PROJECT_LOOKUP = "project"
 
+    # An ended import is a record of what happened, not something the project holds: it goes
+    # with the project. One still active refuses the deletion (projects.services
+    # project_holdings counts the active rows of such relations), so no worker loses its row.
     project = models.ForeignKey(
-        "projects.Project", on_delete=models.PROTECT, related_name="import_jobs"
+        "projects.Project", on_delete=models.CASCADE, related_name="import_jobs"
     )
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="import_jobs"

@@ -23,9 +23,14 @@ from literature.models import SavedSearch, SearchRun
 from projects import policy
 from projects.services import project_personal_id
 
+_LOOK_UP = object()
 
-def search_body(search: SavedSearch) -> dict[str, Any]:
-    latest = selectors.search_run_latest(search=search)
+
+def search_body(search: SavedSearch, *, latest: Any = _LOOK_UP) -> dict[str, Any]:
+    """The search with its latest run: `latest` when the caller read it already (a list reads
+    every search's at once), else looked up here."""
+    if latest is _LOOK_UP:
+        latest = selectors.search_run_latest(search=search)
     return {
         "id": search.pk, "project": search.project_id, "name": search.name,
         "query": search.query, "mindate": search.mindate, "maxdate": search.maxdate,
@@ -78,10 +83,11 @@ class SearchListApi(APIView):
                    responses=None)
     def get(self, request: Request) -> Response:
         project = request.query_params.get("project")
-        searches = selectors.saved_search_list(user=request.user,
-                                               project=int(project) if project and
-                                               project.isdigit() else None)
-        return Response([search_body(s) for s in searches])
+        searches = list(selectors.saved_search_list(user=request.user,
+                                                    project=int(project) if project and
+                                                    project.isdigit() else None))
+        latest = selectors.search_runs_latest(searches=searches)
+        return Response([search_body(s, latest=latest.get(s.pk)) for s in searches])
 
     @extend_schema(summary="Save a PubMed search (name, query, mindate, maxdate, collection, "
                            "ml_model, schedule; project defaults to your current one)",

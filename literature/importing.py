@@ -18,6 +18,7 @@ from typing import Any
 
 from django.core.files import File
 
+from classification.engine.metadata import metadata_extract
 from dataset_management.models import Dataset
 from dataset_management.selectors import dataset_rows_iter
 from literature.models import SavedSearch, SearchRun
@@ -38,7 +39,9 @@ def collection_version_create(*, search: SavedSearch, run: SearchRun,
         path = Path(scratch) / f"pubmed-search-{search.pk}-run-{run.pk}.jsonl"
         with path.open("w", encoding="utf-8") as out:
             if base is not None and base.rows_path:
-                for row in dataset_rows_iter(dataset=base, with_record=False):
+                # With each row's source record: its MeSH, keywords and publication types live
+                # there, and the new version must keep them.
+                for row in dataset_rows_iter(dataset=base, with_record=True):
                     out.write(_line(_row_record(row)))
             for article in articles:
                 out.write(_line(_article_record(article)))
@@ -72,12 +75,21 @@ def _article_record(article: dict[str, Any]) -> dict[str, Any]:
 
 
 def _row_record(row: dict[str, Any]) -> dict[str, Any]:
-    """One stored row (identifiers and citation decoded) as a line."""
+    """One stored row (identifiers, citation and source record decoded) as a line.
+
+    Its MeSH, keywords and publication types are read from the record wherever its reader kept
+    them (this project's JSON Lines, PubMed XML, MEDLINE tags): without them, every version
+    after the first would keep that metadata for its newest articles only.
+    """
     identifiers = row.get("identifiers") or {}
     citation = row.get("citation") or {}
     title, abstract = row.get("title") or "", row.get("abstract") or ""
     if not (title or abstract):
         abstract = row.get("text") or ""
+    found = metadata_extract(citation=citation, record=row.get("record"))
     return {**identifiers, "title": title, "abstract": abstract,
             "authors": _joined(citation.get("authors") or []),
-            "year": str(citation.get("year") or ""), "journal": citation.get("journal") or ""}
+            "year": str(citation.get("year") or ""),
+            "journal": citation.get("journal") or _joined(found.get("journal", [])),
+            **{key: _joined(found.get(key, [])) for key in
+               ("mesh", "keywords", "publication_types")}}

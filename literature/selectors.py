@@ -7,7 +7,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from classification.models import MLModel
 from dataset_management.models import Dataset
@@ -38,6 +38,19 @@ def search_run_get(*, user: Any, pk: Any) -> SearchRun:
 
 def search_run_latest(*, search: SavedSearch) -> SearchRun | None:
     return search.runs.first()
+
+
+def search_runs_latest(*, searches: list[SavedSearch]) -> dict[int, SearchRun]:
+    """Each search's newest run by search id, in two queries however many searches there
+    are (a list shows one per search). Without the PMIDs and digest items, which a list does
+    not show and which grow with the articles a run found."""
+    newest = (SearchRun.objects.filter(search=OuterRef("pk")).order_by("-created_at", "-pk")
+              .values("pk")[:1])
+    ids = (SavedSearch.objects.filter(pk__in=[s.pk for s in searches])
+           .annotate(latest=Subquery(newest)).values_list("latest", flat=True))
+    runs = SearchRun.objects.filter(pk__in=[pk for pk in ids if pk is not None]).defer(
+        "pmids", "digest_items")
+    return {run.search_id: run for run in runs}
 
 
 def collection_pmids(*, dataset: Dataset) -> set[str]:

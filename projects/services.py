@@ -17,7 +17,9 @@ from . import policy
 from .models import ROLE_RANK, Activity, Invitation, Membership, Project, Role
 
 # The words people know these rows by, where Django's default plural ("ml models") is not it.
-_HOLDING_NAMES = {"classification.MLModel": "models", "classification.BatchJob": "batches"}
+_HOLDING_NAMES = {"classification.MLModel": "models", "classification.BatchJob": "batches",
+                  "dataset_management.ImportJob": "imports"}
+RUNNING = " still running"
 
 
 class ProjectError(ValueError):
@@ -95,7 +97,8 @@ def project_rename(*, user: Any, project: Project, name: str) -> Project:
 
 
 def project_delete(*, user: Any, project: Project) -> None:
-    """Only an empty project goes: its rows are moved or deleted first, on purpose."""
+    """Only an empty project goes: its rows are moved or deleted first, on purpose. Ended jobs
+    that are only a record (imports: CASCADE) go with it; one still running refuses it."""
     policy.require(user=user, action=policy.Action.DELETE_PROJECT, project=project)
     if project.personal_for_id is not None:
         raise ProjectError("A personal project cannot be deleted: it is where your work goes "
@@ -103,24 +106,35 @@ def project_delete(*, user: Any, project: Project) -> None:
     held = project_holdings(project=project)
     if held:
         listed = ", ".join(f"{n} {what}" for what, n in held.items())
-        raise ProjectError(f"The project still holds {listed}; move or delete them first.")
+        running = any(what.endswith(RUNNING) for what in held)
+        raise ProjectError(f"The project still holds {listed}; "
+                           + ("wait for what runs to end (or cancel it), and " if running else "")
+                           + "move or delete them first.")
     project.delete()
 
 
 def project_holdings(*, project: Project) -> dict[str, int]:
-    """What keeps the project from being deleted: every kind of row that protects its project.
+    """What keeps the project from being deleted: every kind of row that protects its project,
+    and the rows still active (queued, running) of a kind that goes with it (CASCADE) once
+    ended, so a worker never loses the row it writes to.
 
     Read from the relations themselves, so a new app's rows (a screening session, whatever
     comes next) are counted the day they are added, instead of surfacing as a ProtectedError.
     """
     held: dict[str, int] = {}
     for relation in Project._meta.related_objects:
-        if relation.on_delete is not models.PROTECT:
+        rows = getattr(project, relation.get_accessor_name())
+        meta = relation.related_model._meta
+        what = _HOLDING_NAMES.get(meta.label, str(meta.verbose_name_plural))
+        active = getattr(relation.related_model, "ACTIVE_STATUSES", None)
+        if relation.on_delete is models.PROTECT:
+            count = rows.count()
+        elif relation.on_delete is models.CASCADE and active:
+            count, what = rows.filter(status__in=active).count(), f"{what}{RUNNING}"
+        else:
             continue
-        count = getattr(project, relation.get_accessor_name()).count()
         if count:
-            meta = relation.related_model._meta
-            held[_HOLDING_NAMES.get(meta.label, str(meta.verbose_name_plural))] = count
+            held[what] = count
     return held
 
 

@@ -61,8 +61,10 @@ def session_create(*, user: Any, name: str, labels: list[str], dataset: Any = No
         activity_record(project=session.project_id, actor=user, verb="screening_create",
                         subject=session, summary=f"{user.get_username()} started screening "
                         f"“{session.name}” ({len(found.rows)} records, {', '.join(labels)})")
-        if starting_model is not None:
-            ranking.starting_scores_request(session_id=session.pk)
+    if starting_model is not None:
+        # After the commit, as a decision's refresh is asked: a broker that is down then is
+        # noted on the session (ranker_error), not raised as a 503 for a session that exists.
+        ranking.starting_scores_request(session_id=session.pk)
     return session
 
 

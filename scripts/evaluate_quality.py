@@ -15,6 +15,16 @@ Usage: python scripts/evaluate_quality.py [--models tfidf_logreg,tfidf_svm,...] 
        A model written kind@seed (minilm@43) trains that kind again with another seed.
 Last line: one JSON object (per model: micro_f1, macro_f1, subset_accuracy, hamming_loss,
 fit_seconds).
+
+The quality levers (scripts/_quality_levers.py says what each turns on), each alone and combined,
+every row trained once per seed and reported as mean ± sd with min and max:
+       python scripts/evaluate_quality.py --levers none,calibration,metadata,tapt,self_training,all
+       --seeds 42,43,44 --models minilm,tfidf_logreg [--tapt-epochs 3] [--data FILE] [--out F]
+       --dump-splits FILE writes the app's split (and its metadata forms) and stops; --splits
+       FILE reads it instead of importing (no Django: a GPU box), with --model-path DIR for the
+       encoder kinds. Last line: one JSON object (per model and lever row: micro_f1, macro_f1,
+       ece_before, ece_after and fit_seconds, each {mean, sd, min, max, per_seed}; a lever the
+       code lacks or the kind cannot use is "not run" with the reason, never a number).
 """
 
 from __future__ import annotations
@@ -38,6 +48,15 @@ PUBLISHED_MEAN_F1 = 0.893
 
 def import_demo(scratch: Path) -> tuple[Any, Any, Any, list[str], bool]:
     """Import the demo CSV the way setup_demo does; return the app's three splits."""
+    _dataset, *splits = import_file(DEMO, scratch)
+    return tuple(splits)  # type: ignore[return-value]
+
+
+def import_file(path: Path, scratch: Path, *, split_seed: int = 42
+                ) -> tuple[Any, Any, Any, Any, list[str], bool]:
+    """Import a file through the upload service into a throwaway database: (the dataset, its
+    train, validation and test splits, its labels, whether it is multi-label). `split_seed`:
+    the split's seed (the app's is 42)."""
     os.environ.pop("DATABASE_URL", None)
     os.environ.update(
         DJANGO_SETTINGS_MODULE="medlitbot_project.settings", USE_SQLITE="True",
@@ -58,14 +77,16 @@ def import_demo(scratch: Path) -> tuple[Any, Any, Any, list[str], bool]:
     from dataset_management.services import dataset_create_from_upload
 
     call_command("migrate", verbosity=0)
-    user = get_user_model().objects.create(username="quality")
-    with DEMO.open("rb") as handle:
+    # One owner per split: a project refuses the same file twice.
+    user, _ = get_user_model().objects.get_or_create(username=f"quality-{split_seed}")
+    with path.open("rb") as handle:
         dataset = dataset_create_from_upload(
-            owner=user, uploaded_file=File(handle, name=DEMO.name), name="demo"
+            owner=user, uploaded_file=File(handle, name=path.name), name=path.stem,
+            seed=split_seed,
         )
     splits = [dataset_split_examples(dataset=dataset, split=s) for s in ("train", "validation",
                                                                          "test")]
-    return (*splits, list(dataset.label_names), bool(dataset.is_multilabel))
+    return (dataset, *splits, list(dataset.label_names), bool(dataset.is_multilabel))
 
 
 def time_logreg_on_all_rows(
@@ -141,6 +162,78 @@ def search_row(train: Any, val: Any, test: Any, labels: list[str], multi: bool, 
     return row
 
 
+def _lever_data(args: argparse.Namespace, scratch: Path, split_seed: int = 42) -> Any:
+    """The splits for --levers: imported through the app (with their metadata forms, read by
+    the training job's own step), or read from a --dump-splits file (no Django needed)."""
+    import _quality_levers as q
+
+    if args.splits:
+        return q.data_load(Path(args.splits))
+    path = Path(args.data)
+    if not path.is_file():
+        raise SystemExit(f"--data {path}: no such file")
+    dataset, train, val, test, labels, multi = import_file(path, scratch, split_seed=split_seed)
+    data = q.Data(train, val, test, labels=labels, multi=multi)
+    if q.lever_availability()["metadata"] is None:
+        q.metadata_views(dataset, data)
+    return data
+
+
+def levers_main(args: argparse.Namespace) -> None:
+    """--levers: each lever alone and combined, per model kind, over --seeds: mean and spread."""
+    sys.path.insert(0, str(ROOT))
+    import _quality_levers as q
+
+    rows = [] if args.dump_splits else q.levers_parse(args.levers)
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError:
+        raise SystemExit(f"--seeds {args.seeds!r}: give whole numbers joined by commas") from None
+    from classification.ml_models import REGISTRY
+
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    unknown = [m for m in models if m not in REGISTRY]
+    if unknown or not seeds:
+        raise SystemExit(f"Unknown model kind {', '.join(unknown)}; one of {', '.join(MODELS)}"
+                         if unknown else "--seeds is empty")
+    if args.resplit and (args.splits or args.dump_splits):
+        raise SystemExit("--resplit imports the file once per seed: not with --splits or "
+                         "--dump-splits")
+    scratch = Path(tempfile.mkdtemp(prefix="medlitbot-levers-"))
+    try:
+        data = _lever_data(args, scratch)
+        by_seed = {s: data if s == 42 else _lever_data(args, scratch, s)
+                   for s in seeds} if args.resplit else {}
+        if args.dump_splits:
+            q.data_dump(data, Path(args.dump_splits))
+            print(f"splits written to {args.dump_splits}")
+            return
+        available = q.lever_availability()
+        print(f"train/validation/test = {len(data.train)}/{len(data.val)}/{len(data.test)}, "
+              f"multi_label={data.multi}; seeds {seeds}; levers: "
+              + "; ".join(f"{k} {v or 'available'}" for k, v in available.items()), flush=True)
+        for style, view in data.metadata.items():
+            print(f"  {style}: {view['line']}", flush=True)
+        runner = q.Runner(data, scratch, args.epochs, args.tapt_epochs, args.model_path,
+                          by_seed=by_seed)
+        head = {"n_train": len(data.train), "n_validation": len(data.val),
+                "n_test": len(data.test), "seeds": seeds, "epochs": args.epochs,
+                "split": "one per seed" if args.resplit else "the app's (seed 42)",
+                "tapt_epochs": args.tapt_epochs, "availability": available}
+
+        def save(table: dict[str, Any]) -> None:
+            if args.out:
+                Path(args.out).write_text(json.dumps({**head, "models": table}),
+                                          encoding="utf-8")
+
+        table = q.levers_table(runner, models=models, rows=rows, seeds=seeds,
+                               available=available, save=save)
+        print(q.table_markdown(table))
+        print(json.dumps({**head, "models": table}))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", default=",".join(MODELS))
@@ -151,7 +244,30 @@ def main() -> None:
                         help="also an ensemble of every model trained above")
     parser.add_argument("--search-minutes", type=float, default=0.0,
                         help="also a model search with this time budget (0: none)")
+    parser.add_argument("--levers", default="",
+                        help="none,calibration,metadata,tapt,self_training,all or levers "
+                        "joined with + (e.g. tapt+calibration): each over --seeds, mean and "
+                        "spread; the other options below go with it")
+    parser.add_argument("--seeds", default="42,43,44", help="with --levers")
+    parser.add_argument("--tapt-epochs", type=int, default=3,
+                        help="with --levers: epochs of adaptation on the training texts")
+    parser.add_argument("--data", default=str(DEMO),
+                        help="with --levers: a file to import instead of the demo CSV")
+    parser.add_argument("--dump-splits", default="",
+                        help="with --levers: write the imported splits to this JSON and stop")
+    parser.add_argument("--splits", default="",
+                        help="with --levers: read the splits from a --dump-splits file")
+    parser.add_argument("--model-path", default=None,
+                        help="with --levers: the encoder kinds load this folder (MiniLM carried "
+                        "to a machine without the bundled package)")
+    parser.add_argument("--resplit", action="store_true",
+                        help="with --levers: each seed also draws its own 80/10/10 split (the "
+                        "spread then includes the split's; default: the app's split for all)")
+    parser.add_argument("--out", default="", help="with --levers: JSON rewritten after each row")
     args = parser.parse_args()
+    if args.levers or args.dump_splits or args.splits:
+        levers_main(args)
+        return
 
     scratch = Path(tempfile.mkdtemp(prefix="medlitbot-quality-"))
     try:

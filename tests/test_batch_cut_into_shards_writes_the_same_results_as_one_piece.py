@@ -67,4 +67,4 @@ def test_a_sharded_batch_writes_byte_for_byte_what_the_one_piece_run_writes(
     assert written[76]["note"] == "skipped: no text"
     assert [json.loads(line)["row"] for line in cut_jsonl.splitlines()] == list(range(1, 201))
     assert batch_files(cut) == {storage.RESULT_NAME, storage.RECORDS_NAME}
-    assert cut.leader == "" and cut.reason == ""
+    assert (cut.leader, cut.reason) == ("", "")

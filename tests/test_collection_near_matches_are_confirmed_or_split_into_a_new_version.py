@@ -17,6 +17,7 @@ from dataset_management.collection import COUNTS_KEY
 from dataset_management.models import Dataset
 from dataset_management.selectors import dataset_rows_iter
 from projects import services as project_services
+from tests.import_support import import_run_last
 from tests.job_support import dataset_digest
 from tests.plugins.datasets import ROOT
 
@@ -78,13 +79,16 @@ def test_confirm_one_pair_and_split_another(collection, alice_client, tmp_path) 
     assert merged[0]["record"]["source_files"] == ["pubmed_search.nbib", "embase_search.ris"]
     assert dataset_digest(Dataset.objects.get(pk=collection.pk)) == before  # never rewritten
 
-    # Files added later: the pair split stays split, the merged one stays merged.
+    # Files added later, by a worker: the pair split stays split, the merged one stays merged.
     with (DEDUP / "scopus_search.csv").open("rb") as handle:
         same = alice_client.post(reverse("datasets:add_files", args=[version.pk]),
-                                 {"files": [handle]}, follow=True)
-    assert [str(m) for m in same.context["messages"]][-1] == (
-        "No new version made: The files add nothing to dataset 'Review (near matches merged)' "
-        f"(id {version.pk}): every record and identifier in them is already there.")
+                                 {"files": [handle]})
+    refused = import_run_last()
+    assert same["Location"] == reverse("datasets:import_detail", args=[refused.pk])
+    assert (refused.status, refused.reason) == ("failed", (
+        "The files add nothing to dataset 'Review (near matches merged)' "
+        f"(id {version.pk}): every record and identifier in them is already there."))
+    assert Dataset.objects.latest("pk").pk == version.pk
     grown = add_files(alice_client, version, tmp_path)
     counts = grown.report[COUNTS_KEY]
     assert grown.row_count == 15  # one new article; a second copy of the Patel study merged
@@ -104,9 +108,12 @@ def add_files(client, dataset: Dataset, tmp_path) -> Dataset:
     with update.open("rb") as handle:
         response = client.post(reverse("datasets:add_files", args=[dataset.pk]),
                                {"files": [handle]})
+    job = import_run_last()
+    assert response["Location"] == reverse("datasets:import_detail", args=[job.pk])
+    assert job.status == "completed", job.reason
     grown = Dataset.objects.latest("pk")
-    assert response["Location"] == reverse("datasets:detail", args=[grown.pk])
-    assert grown.pk != dataset.pk
+    assert job.dataset_id == grown.pk != dataset.pk
+    assert job.name == f"{dataset.name} (+ update.ris)"
     return grown
 
 

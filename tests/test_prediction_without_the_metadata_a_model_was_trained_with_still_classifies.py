@@ -71,7 +71,8 @@ def test_a_file_without_the_metadata_columns_is_classified_and_evaluated(
     rows = journal_corpus(60, seed=5)
     bare = journal_csv(tmp_path / "bare.csv", rows, metadata=False)
     items = list(mlmodel_predict_items(ml_model=journal_model, path=bare))
-    assert len(items) == 60 and all(item["predicted_labels"] for item in items)
+    assert len(items) == 60
+    assert all(item["predicted_labels"] for item in items)
     without = services.mlmodel_evaluate_file(ml_model=journal_model, path=bare)
     full = services.mlmodel_evaluate_file(
         ml_model=journal_model, path=journal_csv(tmp_path / "full.csv", rows))
@@ -97,3 +98,23 @@ def test_the_api_classifies_articles_with_and_without_metadata(
     right = sum(p["labels"] == [r["label"]]
                 for p, r in zip(given.json()["predictions"], rows, strict=True))
     assert right >= 18
+
+
+def test_a_batch_passes_the_journal_on_and_classifies_a_file_without_it(
+        journal_model: MLModel, user: Any, tmp_path: Path, media_root: Path) -> None:
+    from classification.batches.selectors import batch_job_items
+    from classification.batches.services import batch_job_run
+    from tests.batch_support import create_batch
+
+    rows = journal_corpus(40, seed=13)
+    right = {}
+    for name, with_metadata in (("full", True), ("bare", False)):
+        path = journal_csv(tmp_path / f"{name}.csv", rows, metadata=with_metadata)
+        batch = create_batch(owner=user, ml_model=journal_model, path=path)
+        assert batch_job_run(batch_id=batch.pk.hex) == "completed"
+        batch.refresh_from_db()
+        items = list(batch_job_items(batch=batch))
+        assert len(items) == 40
+        right[name] = sum(i["predicted_labels"] == [r["label"]]
+                          for i, r in zip(items, rows, strict=True))
+    assert right["full"] >= 36

@@ -304,7 +304,8 @@ def _orphan_end(batch: BatchJob, *, why: str) -> str | None:
 
 def batch_jobs_reconcile_on_worker_start() -> list[str]:
     """At a worker's start: running batches of this host whose worker process is dead are
-    resumed (or failed, see _orphan_end); their ids.
+    resumed (or failed, see _orphan_end), and sharded batches' shards whose worker on this host
+    is dead are queued again (shard_reaper.py); their ids.
 
     Only dead workers: a live inference worker beside this one (or this one, if it already
     claimed a batch) keeps its batches.

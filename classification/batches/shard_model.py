@@ -39,6 +39,9 @@ class BatchShard(models.Model):
         running -> queued       it failed or its worker died: run again from its checkpoint,
                                 while attempts < MAX_ATTEMPTS (shards.py)
         running -> failed       out of attempts: the batch fails with a reason naming it
+
+    When the batch ends early (cancelled, failed) its shards' rows stay as they stood, for the
+    record; only the batch's row says what happened, and every shard file is gone.
     """
 
     class Status(models.TextChoices):

@@ -32,6 +32,7 @@ from .artifacts import atomic_save
 from .base import BaseClassifier
 from .device import DevicePlan, plan_device
 from .loading import resolve_model_dir
+from .transformer import _cpu_attention_overrides
 from .types import ProgressCallback, ShouldStop, TrainConfig, TrainingStopped
 
 HELDOUT_FRACTION = 0.05
@@ -159,7 +160,10 @@ class EncoderAdapter(BaseClassifier):
         progress_cb({"phase": "loading_model", "message": f"Loading {base} with an MLM head"})
         model_dir = resolve_model_dir(base, config, progress_cb)
         self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        model, info = AutoModelForMaskedLM.from_pretrained(model_dir, output_loading_info=True)
+        # As in fine-tuning: attention-probability dropout off lets CPU attention run fused.
+        model, info = AutoModelForMaskedLM.from_pretrained(
+            model_dir, output_loading_info=True,
+            **_cpu_attention_overrides(model_dir, self.device_plan or plan_device()))
         missing = [k for k in info.get("missing_keys", []) if "predictions" in k]
         if missing:
             _identity_head(model)

@@ -134,6 +134,13 @@ def needs_no_torch(model_type: str, config: ml_models.TrainConfig) -> bool:
     return bool(kinds) and all(ml_models.get_spec(k).kind == "baseline" for k in kinds)
 
 
+def needs_trainer(model_type: str, config: ml_models.TrainConfig) -> bool:
+    """Whether a transformer is fine-tuned (the model, or one of a search's candidates)."""
+    kinds = (config.search_candidates if model_type == searches.SEARCH else [model_type]) or [
+        model_type]
+    return any(ml_models.get_spec(k).kind not in ("baseline", "embedding") for k in kinds)
+
+
 class StopBeforeEnd(Exception):
     """A cancel seen outside the engine's fit: before it starts, before the test split, the save."""
 
@@ -262,7 +269,12 @@ def _step_device(run: _Run) -> None:
         plan = plan_cpu_only("scikit-learn baseline: CPU only (no torch needed)")
     else:
         # Heavy imports are their own progress steps, so a hang inside one is located.
-        for library in ("torch", "transformers", "transformers.trainer"):
+        # Trainer only where a transformer is fine-tuned: importing it took 1 min 49 s of a
+        # loaded 2-core machine, from a search over TF-IDF and embedding kinds.
+        libraries = ("torch", "transformers") + (
+            ("transformers.trainer",) if needs_trainer(run.job.ml_model.model_type, run.config)
+            else ())
+        for library in libraries:
             writer.line(f"importing {library}")
             writer.flush(force=True)
             importlib.import_module(library)

@@ -174,7 +174,7 @@
       var cells = [row.number, row.model_type, params || "–", fmt(row.value, 3),
         row.seconds === null || row.seconds === undefined ? "–" : fmt(row.seconds, 1) + " s",
         row.state + (row.note ? " " + row.note : "")];
-      var labels = ["#", "Model", "Parameters", "Validation macro-F1", "Time", "State"];
+      var labels = ["#", "Model", "Parameters", "Macro-F1", "Time", "State"];
       var tr = document.createElement("tr");
       tr.setAttribute("data-state", row.state);
       cells.forEach(function (value, i) {
