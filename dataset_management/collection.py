@@ -263,20 +263,17 @@ def near_matches_read(*, dataset: Dataset, pairs: list[dict[str, Any]]) -> list[
             for pair in pairs]
 
 
-def near_matches_decide(*, dataset: Dataset, decisions: dict[int, str], user: Any) -> Dataset:
+def near_matches_decide(*, dataset: Dataset, decisions: dict[int, str], user: Any,
+                        progress: Any = None) -> Dataset:
     """Apply a person's decisions on near matches (pair index -> "merge" or "split").
 
     Split pairs leave the list and stay split in later versions; when any pair is merged, a
     new dataset is made with each merged pair as one article (the report of `dataset` is
-    updated in place when only splits were decided). ValueError for no or unknown decisions."""
+    updated in place when only splits were decided). ValueError for no or unknown decisions.
+    `progress` follows the new version's import (an import job's, collection_jobs.py)."""
     policy.require(user=user, action=policy.Action.UPLOAD, obj=dataset)
     counts = dict((dataset.report or {}).get(COUNTS_KEY) or {})
-    pairs = list(counts.get("near_matches") or [])
-    if not decisions:
-        raise ValueError("Choose “same article” or “different articles” for at least one pair.")
-    for index, decision in decisions.items():
-        if decision not in DECISIONS or not 0 <= index < len(pairs):
-            raise ValueError(f"Unknown decision {decision!r} for pair {index + 1}.")
+    pairs = near_decisions_check(dataset=dataset, decisions=decisions)
     splits = [pairs[i]["keys"] for i, d in decisions.items() if d == "split"]
     merges = [pairs[i]["rows"] for i, d in decisions.items() if d == "merge"]
     counts["split_pairs"] = [*(counts.get("split_pairs") or []), *splits]
@@ -288,11 +285,24 @@ def near_matches_decide(*, dataset: Dataset, decisions: dict[int, str], user: An
             locked.save(update_fields=["report"])
         dataset.report = locked.report
         return dataset
-    return _version_with_merges(dataset, merges=merges, counts=counts, user=user)
+    return _version_with_merges(dataset, merges=merges, counts=counts, user=user,
+                                progress=progress)
+
+
+def near_decisions_check(*, dataset: Dataset, decisions: dict[int, str]) -> list[dict[str, Any]]:
+    """The dataset's listed near matches; ValueError, in the person's words, for no decision
+    or one that is unknown or names no listed pair."""
+    pairs = list(((dataset.report or {}).get(COUNTS_KEY) or {}).get("near_matches") or [])
+    if not decisions:
+        raise ValueError("Choose “same article” or “different articles” for at least one pair.")
+    for index, decision in decisions.items():
+        if decision not in DECISIONS or not 0 <= index < len(pairs):
+            raise ValueError(f"Unknown decision {decision!r} for pair {index + 1}.")
+    return pairs
 
 
 def _version_with_merges(dataset: Dataset, *, merges: list[list[int]], counts: dict[str, Any],
-                         user: Any) -> Dataset:
+                         user: Any, progress: Any = None) -> Dataset:
     """A new dataset with each group of confirmed rows as one article (the longest abstract
     kept, every identifier, label and source file kept), the other near matches renumbered.
     The rows are read twice, so only the confirmed groups' rows are ever held in memory."""
@@ -325,6 +335,7 @@ def _version_with_merges(dataset: Dataset, *, merges: list[list[int]], counts: d
     counts["merged_by"] = _merged_by(counts.get("merged_by"), Counter(confirmed=removed))
     counts |= {"source_dataset_id": dataset.pk, "source_dataset_name": dataset.name}
     return _import_version(dataset, records(), counts=counts, removed=removed, user=user,
+                           progress=progress,
                            renumber=lambda pairs: _renumbered(pairs, position))
 
 
@@ -372,7 +383,7 @@ def _renumbered(pairs: list[dict[str, Any]], position: dict[int, int]) -> list[d
 
 def _import_version(dataset: Dataset, records: Iterable[dict[str, Any]], *,
                     counts: dict[str, Any], removed: int, user: Any,
-                    renumber: Any) -> Dataset:
+                    renumber: Any, progress: Any = None) -> Dataset:
     with tempfile.TemporaryDirectory(prefix="medlitbot-near-") as scratch:
         path = Path(scratch) / "collection.jsonl"
         with disk_full_refused(), path.open("w", encoding="utf-8") as out:
@@ -384,7 +395,8 @@ def _import_version(dataset: Dataset, records: Iterable[dict[str, Any]], *,
                               name=f"{dataset.name} (near matches merged)"[:200],
                               description=dataset.description,
                               mapping=_merged_overrides(dataset), split_ratios=_ratios(dataset),
-                              seed=dataset.split_seed, verb="dataset_uploaded")
+                              seed=dataset.split_seed, verb="dataset_uploaded",
+                              progress=progress)
             report = version.report or {}
             report["rows_read"] = report.get("rows_read", 0) + removed
             report["rows_dropped"] = report.get("rows_dropped", 0) + removed

@@ -19,9 +19,10 @@ from core.paging import page_of
 from projects import policy
 
 from . import selectors
-from .collection import COUNTS_KEY, DECISIONS, near_matches_decide, near_matches_read
-from .collection_jobs import collection_job_create
+from .collection import COUNTS_KEY, DECISIONS, near_matches_read
+from .collection_jobs import collection_job_create, near_matches_job_create
 from .forms import DatasetUploadForm
+from .models import ImportJob
 from .readers import DatasetFileError
 
 logger = logging.getLogger(__name__)
@@ -94,12 +95,17 @@ def _decide(request: HttpRequest, pk: int) -> HttpResponse:
         if key.startswith("pair_") and number.isdigit() and value in DECISIONS:
             decisions[int(number)] = value
     try:
-        result = near_matches_decide(dataset=dataset, decisions=decisions, user=request.user)
+        result = near_matches_job_create(owner=request.user, dataset=dataset,
+                                         decisions=decisions)
     except (ValueError, DatasetFileError, DiskFull) as exc:
         messages.error(request, getattr(exc, "message", None) or str(exc))
         return redirect("datasets:near_matches", pk=dataset.pk)
     merged = sum(1 for d in decisions.values() if d == "merge")
     split = len(decisions) - merged
+    if isinstance(result, ImportJob):  # a merge: a worker writes the new version
+        messages.info(request, f"{merged} pair(s) to merge, {split} kept apart: a worker is "
+                               "making the new version.")
+        return redirect("datasets:import_detail", pk=result.pk)
     messages.success(request, _decided(merged=merged, split=split, made=result,
                                        source=dataset))
     return redirect("datasets:near_matches", pk=result.pk)

@@ -307,10 +307,11 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
 
 def _import(job: ImportJob, reporter: ImportReporter) -> Any:
     options = job.options or {}
-    if options.get("collection"):  # several files, merged first (collection_jobs.py)
-        from .collection_jobs import collection_job_import
+    if options.get("collection") or options.get("near_matches"):  # see collection_jobs.py
+        from .collection_jobs import collection_job_import, near_matches_job_import
 
-        return collection_job_import(job=job, reporter=reporter)
+        run = collection_job_import if options.get("collection") else near_matches_job_import
+        return run(job=job, reporter=reporter)
     path = filestore.file_local(name=job.input_path)
     with path.open("rb") as handle:
         return services.dataset_create_from_upload(

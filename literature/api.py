@@ -23,6 +23,7 @@ from literature.models import SavedSearch, SearchRun
 from projects import policy
 from projects.services import project_personal_id
 
+# search_body's "not given": None already means a search that has never run.
 _LOOK_UP = object()
 
 

@@ -22,6 +22,7 @@ of runs and say so ("same_as").
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import importlib.util
 import json
 import statistics
@@ -174,7 +175,9 @@ def data_load(path: Path) -> Data:
     """What data_dump wrote."""
     from classification.engine.types import TextData
 
-    raw = json.loads(path.read_text(encoding="utf-8"))
+    # A .gz file too: the splits travel to a GPU box beside the weights, under a size cap.
+    raw = json.loads(gzip.decompress(path.read_bytes()) if path.suffix == ".gz"
+                     else path.read_text(encoding="utf-8"))
 
     def splits(d: dict[str, Any]) -> tuple[Any, ...]:
         return tuple(TextData(d[s]["texts"], d[s]["labels"]) for s in SPLITS)

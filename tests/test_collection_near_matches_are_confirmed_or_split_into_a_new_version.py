@@ -2,8 +2,9 @@
 page with both records side by side. A person confirms a pair as one article, which makes a
 new version of the dataset with that pair merged (identifiers and source files kept, the
 counts carried on), and splits another, which leaves the list and is not listed again when
-files are later added. The original dataset is never rewritten; a viewer sees the pairs but
-may not decide; a bad decision changes nothing."""
+files are later added. A merge (a new version written from the stored rows) runs on a worker
+as an import job; splits alone are applied at once. The original dataset is never rewritten; a
+viewer sees the pairs but may not decide; a bad decision changes nothing and queues nothing."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from dataset_management.collection import COUNTS_KEY
-from dataset_management.models import Dataset
+from dataset_management.models import Dataset, ImportJob
 from dataset_management.selectors import dataset_rows_iter
 from projects import services as project_services
 from tests.import_support import import_run_last
@@ -62,10 +63,14 @@ def test_confirm_one_pair_and_split_another(collection, alice_client, tmp_path) 
     atrial, vitamin = pair_index(collection, ATRIAL), pair_index(collection, VITAMIN)
     response = alice_client.post(reverse("datasets:near_matches", args=[collection.pk]),
                                  {f"pair_{atrial}": "merge", f"pair_{vitamin}": "split"})
-    version = Dataset.objects.latest("pk")
-    assert version.pk != collection.pk
+    # A merge writes a new version from the stored rows: a worker's job, the page follows it.
+    job = import_run_last()
     assert response.status_code == 302
-    assert response["Location"] == reverse("datasets:near_matches", args=[version.pk])
+    assert response["Location"] == reverse("datasets:import_detail", args=[job.pk])
+    assert job.status == "completed", job.reason
+    version = Dataset.objects.latest("pk")
+    assert job.dataset_id == version.pk != collection.pk
+    assert job.rows_read == 14
     assert version.row_count == collection.row_count - 1 == 14
     counts = version.report[COUNTS_KEY]
     assert counts["near_matches"] == []
@@ -138,6 +143,7 @@ def test_no_decision_or_a_bad_one_changes_nothing(collection, alice_client) -> N
     collection.refresh_from_db()
     assert collection.report == before
     assert Dataset.objects.count() == 1
+    assert not ImportJob.objects.exists()
 
 
 def test_a_viewer_sees_the_pairs_but_may_not_decide(collection, user, other_user,
@@ -150,4 +156,19 @@ def test_a_viewer_sees_the_pairs_but_may_not_decide(collection, user, other_user
     assert "different first author" in html
     assert 'name="pair_' not in html
     assert client.post(url, {"pair_0": "merge"}).status_code == 403
+    assert Dataset.objects.count() == 1
+
+
+def test_a_merge_queued_before_the_list_changed_fails_and_saves_nothing(
+    collection, alice_client
+) -> None:
+    later, earlier = sorted([pair_index(collection, ATRIAL), pair_index(collection, VITAMIN)],
+                            reverse=True)
+    url = reverse("datasets:near_matches", args=[collection.pk])
+    alice_client.post(url, {f"pair_{later}": "merge"})  # queued, not run yet
+    alice_client.post(url, {f"pair_{earlier}": "split"})  # at once: the list loses a pair
+    job = import_run_last()  # the merge's index now names no pair
+    assert (job.status, job.dataset_id) == ("failed", None)
+    assert job.reason == ("The near matches of this collection changed meanwhile (someone "
+                          "else decided some); nothing was saved: decide again.")
     assert Dataset.objects.count() == 1

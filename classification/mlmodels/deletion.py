@@ -1,5 +1,6 @@
 """Deleting a model: its row now, and once that commits every file it left, wherever it lives
-(its artifact, its jobs' folders and synced checkpoints, its batches, a search's study).
+(its artifact, its jobs' folders and synced checkpoints, its batches and evaluations, a search's
+study).
 
 Files go only after the commit, so a rolled-back delete keeps a model whose files are still
 there; nothing outside MODEL_ARTIFACT_ROOT is ever removed, whatever a row says.
@@ -19,6 +20,7 @@ from django.db import transaction
 from classification import paths
 from classification.batches import storage
 from classification.mlmodels import searches
+from classification.mlmodels.evaluation_jobs import evaluation_folder
 from classification.models import BatchJob, MLModel, TrainingJob
 from core import filestore
 from projects import policy
@@ -93,6 +95,12 @@ def _model_files_remover(ml_model: MLModel) -> Callable[[], None]:
     shared_files = [name for *_ids, input_path, result_path in batches
                     for name in storage.published_names(input_path=input_path,
                                                         result_path=result_path)]
+    # Evaluations go with the model too, and the sweep that purges their kept files walks the
+    # rows: once these are gone it would never find them.
+    evaluations = list(ml_model.evaluation_jobs.values_list("pk", "owner_id", "input_path"))
+    folders += [evaluation_folder(owner_id=owner_id, job_id=job_id)
+                for job_id, owner_id, _input in evaluations]
+    shared_files += [input_path for *_ids, input_path in evaluations if input_path]
     checkpoints = [d for d in ml_model.training_jobs.values_list("synced_checkpoint_digest",
                                                                  flat=True) if d]
     artifact_digest, model_id = ml_model.artifact_digest, ml_model.pk
