@@ -10,6 +10,7 @@ import socket
 import sys
 import threading
 import time
+from datetime import datetime
 from multiprocessing.process import BaseProcess
 
 logger = logging.getLogger(__name__)
@@ -36,6 +37,24 @@ def pid_alive(pid: int | None) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return False
+
+
+def pid_alive_since(pid: int | None, *, started_at: datetime | None) -> bool:
+    """Is `pid` alive and the same process that claimed a job at `started_at`?
+
+    A PID the kernel handed to a newer process after the job started is not its worker, so the
+    process must also be older than the claim (one second of clock slack).
+    """
+    if not pid_alive(pid):
+        return False
+    import psutil
+
+    try:
+        created = psutil.Process(pid).create_time()
+    except psutil.Error:
+        return False
+    started = started_at.timestamp() if started_at else time.time()
+    return created <= started + 1.0
 
 
 def is_our_process(pid: int | None) -> bool:

@@ -223,21 +223,7 @@ def _who(user: Any) -> str:
 
 
 def _worker_alive(batch: BatchJob) -> bool:
-    """Is the process that claimed this batch (on this host) still that process?
-
-    A PID the kernel handed to a new process after the batch started is not its worker, so
-    the process must also be older than the batch.
-    """
-    import psutil
-
-    if not batch.worker_pid or not processes.pid_alive(batch.worker_pid):
-        return False
-    try:
-        created = psutil.Process(batch.worker_pid).create_time()
-    except psutil.Error:
-        return False
-    started = batch.started_at.timestamp() if batch.started_at else time.time()
-    return created <= started + 1.0
+    return processes.pid_alive_since(batch.worker_pid, started_at=batch.started_at)
 
 
 def _counted(batch: BatchJob) -> str:

@@ -291,8 +291,8 @@ def evaluation_job_run(*, job_id: uuid.UUID | str) -> str | None:
             on_progress=progress,
             chunk_rows=int(faults.active_faults().get("evaluation_chunk_rows") or CHUNK_ROWS))
     except _Cancelled:
-        _finish(job.pk, target=S.CANCELLED, reason=f"Cancelled {progress.counted}.")
-        return S.CANCELLED
+        ended = _finish(job.pk, target=S.CANCELLED, reason=f"Cancelled {progress.counted}.")
+        return S.CANCELLED if ended else None
     except _EndedElsewhere as exc:
         logger.warning("evaluation %s ended elsewhere (%s); stopping", job.pk, exc)
         return None
@@ -300,8 +300,8 @@ def evaluation_job_run(*, job_id: uuid.UUID | str) -> str | None:
         reason = _failure_reason(exc, filename=job.filename)
         if reason.startswith("The evaluation stopped"):  # a bug, not a bad file: a traceback
             logger.error("evaluation %s failed", job.pk, exc_info=exc)
-        _finish(job.pk, target=S.FAILED, reason=reason, message="")
-        return S.FAILED
+        ended = _finish(job.pk, target=S.FAILED, reason=reason, message="")
+        return S.FAILED if ended else None
     ended = _finish(job.pk, target=S.COMPLETED, message="done",
                     result=json.loads(json.dumps(result, default=_plain)),
                     processed=progress.total or progress.done, total=progress.total)

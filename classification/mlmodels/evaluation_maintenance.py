@@ -28,18 +28,7 @@ LOST_MESSAGE_REASON = (
 
 
 def _worker_alive(job: EvaluationJob) -> bool:
-    """Is the process that claimed this job (on this host) still that process? A PID the kernel
-    handed to a newer process is not its worker."""
-    import psutil
-
-    if not processes.pid_alive(job.worker_pid):
-        return False
-    try:
-        created = psutil.Process(job.worker_pid).create_time()
-    except psutil.Error:
-        return False
-    started = job.started_at.timestamp() if job.started_at else time.time()
-    return created <= started + 1.0
+    return processes.pid_alive_since(job.worker_pid, started_at=job.started_at)
 
 
 def _counted(job: EvaluationJob) -> str:
