@@ -154,6 +154,12 @@ class TrainConfig:
         help="Ids of the batches whose articles adaptation reads (a test row of a picked "
         "dataset is left out).", label="Batches", kinds=frozenset({ADAPT}), advanced=False,
         default_factory=list)
+    # On by default: a later fine-tune picks its epoch and thresholds on validation, which
+    # must stay text the encoder has not been trained on.
+    adapt_training_only: bool = setting(
+        True, help="Read only the training split of the picked datasets (validation left out "
+        "too); batches' articles are read either way.", label="Training texts only",
+        kinds=frozenset({ADAPT}), advanced=False)
     mlm_probability: float = setting(
         0.15, help="Share of tokens masked for the model to predict.", label="Masked share",
         minimum=0.05, maximum=0.5, kinds=frozenset({ADAPT}), advanced=False)
