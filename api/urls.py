@@ -1,7 +1,17 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from api import batches, ensembles, evaluations, explain, imports, projects, review, views
+from api import (
+    adaptations,
+    batches,
+    ensembles,
+    evaluations,
+    explain,
+    imports,
+    projects,
+    review,
+    views,
+)
 from api.auth import TokenObtainApi
 from api.index import ApiIndex
 from api.token_api import TokenDetailApi, TokenListCreateApi
@@ -46,6 +56,7 @@ urlpatterns = [
     *screening_api.urlpatterns,
     *literature_api.urlpatterns,
     *projects.urlpatterns,
+    path("adaptations/", adaptations.AdaptationCreateApi.as_view(), name="adaptations"),
     path("jobs/", views.JobListCreateApi.as_view(), name="job_list"),
     path("jobs/<int:pk>/", views.JobStatusApi.as_view(), name="job_status"),
     path("jobs/<int:pk>/cancel/", views.JobCancelApi.as_view(), name="job_cancel"),

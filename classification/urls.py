@@ -1,12 +1,13 @@
 from django.urls import include, path, re_path
 
-from classification.views import batches, classify, evaluation, jobs, models
+from classification.views import adapt, batches, classify, evaluation, jobs, models
 
 app_name = "classification"
 urlpatterns = [
     path("models/", models.model_list, name="model_list"),
     path("models/new/", models.model_new, name="model_new"),
     path("models/search/", models.search_new, name="search_new"),
+    path("models/adapt/", adapt.adapt_new, name="adapt_new"),
     path("models/compare/", models.model_compare, name="model_compare"),
     path("models/ensemble/", models.ensemble_create, name="ensemble_create"),
     path("models/<int:pk>/", models.model_detail, name="model_detail"),

@@ -44,6 +44,10 @@ def row_json_load(name: str, value: str | None) -> Any:
     return json.loads(value)
 
 
+# One encoder for every row: json.dumps with options builds a new one per call, which cost
+# as much as the encoding itself (three calls a row).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def _dumps(value: dict[str, Any]) -> str | None:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str) if value \
-        else None
+    return _ENCODER.encode(value) if value else None

@@ -1,6 +1,7 @@
 """The texts an adapt job hands to the engine: the picked datasets' train and validation rows
-and the picked batches' articles, each once, and never a test row, nor a batch article that is
-a test row written with other case and punctuation."""
+(train rows only, with `training texts only`, the default) and the picked batches' articles,
+each once, and never a test row, nor a batch article that is a test row (or, training texts
+only, a validation row) written with other case and punctuation."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def test_an_adapt_job_hands_the_engine_every_train_and_validation_text_and_no_te
                                               (NEW_TITLE, NEW_ABSTRACT)])
 
     job = adapt.adapt_job_create(owner=user, datasets=[slice_dataset], batches=[batch],
-                                 config={"epochs": 1})
+                                 config={"epochs": 1, "adapt_training_only": False})
     assert job.ml_model.model_type == "adapt"
     assert job.config["adapt_datasets"] == [str(slice_dataset.pk)]
     run = adapt.AdaptRun(job=job, writer=ProgressWriter(job, interval=60.0),
@@ -76,6 +77,36 @@ def test_an_adapt_job_hands_the_engine_every_train_and_validation_text_and_no_te
     assert run.corpus.counts["batch_texts"] == 1
     assert run.corpus.counts["duplicates"] >= 1
     assert Path(settings.MODEL_ARTIFACT_ROOT).is_dir()
+
+
+@pytest.mark.django_db
+def test_training_texts_only_hands_the_engine_the_train_split_and_no_validation_text(
+    slice_dataset: Any, earlier_model: Any, user: Any
+) -> None:
+    validation = dataset_split_examples(dataset=slice_dataset, split="validation").texts
+    assert validation
+    title, _, abstract = validation[0].partition("\n\n")
+    # A batch article that is a validation row written otherwise is left out as well.
+    batch = _batch_with(user, earlier_model, [(title.lower(), abstract + " "),
+                                              (NEW_TITLE, NEW_ABSTRACT)])
+    job = adapt.adapt_job_create(owner=user, datasets=[slice_dataset], batches=[batch],
+                                 config={"epochs": 1})
+    assert job.config["adapt_training_only"] is True  # the default
+    run = adapt.AdaptRun(job=job, writer=ProgressWriter(job, interval=60.0),
+                         heartbeat=Heartbeat(job.pk, interval=60.0))
+    adapt._step_texts(run)
+
+    held = {text_key(t) for split in ("validation", "test")
+            for t in dataset_split_examples(dataset=slice_dataset, split=split).texts}
+    expected: dict[str, str] = {}
+    for text in dataset_split_examples(dataset=slice_dataset, split="train").texts:
+        if text_key(text) not in held:
+            expected.setdefault(text_key(text), text)
+    expected.setdefault(text_key(article_text(NEW_TITLE, NEW_ABSTRACT)),
+                        article_text(NEW_TITLE, NEW_ABSTRACT))
+    assert sorted(run.corpus.texts) == sorted(expected.values())
+    assert run.corpus.counts["equal_to_a_validation_row"] >= 1
+    assert run.corpus.counts["batch_texts"] == 1
 
 
 @pytest.mark.django_db

@@ -34,6 +34,7 @@ from projects import policy
 
 P = TrainingJob.Phase
 READ_SPLITS = ("train", "validation")
+TRAIN_SPLITS = ("train",)
 
 
 @dataclass
@@ -44,15 +45,21 @@ class AdaptCorpus:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def adapt_corpus_collect(*, datasets: list[Dataset], batches: list[BatchJob]) -> AdaptCorpus:
-    """Train and validation texts of `datasets` and the articles of `batches`, each text once,
-    none equal to a test row of any picked dataset."""
+def adapt_corpus_collect(*, datasets: list[Dataset], batches: list[BatchJob],
+                         training_only: bool = False) -> AdaptCorpus:
+    """Train and validation texts of `datasets` (train only, with `training_only`) and the
+    articles of `batches`, each text once, none equal to a test row of any picked dataset nor,
+    with `training_only`, to a validation row of one."""
     test_keys = {text_key(t) for d in datasets
                  for t in training.load_split(d, "test").texts}
+    held_splits = ("validation",) if training_only else ()
+    held_keys = {text_key(t) for d in datasets for split in held_splits
+                 for t in training.load_split(d, split).texts} - test_keys
     seen: set[str] = set()
     corpus = AdaptCorpus(counts={"test_rows_left_out": len(test_keys), "dataset_texts": 0,
                                  "batch_texts": 0, "equal_to_a_test_row": 0,
-                                 "duplicates": 0})
+                                 "validation_rows_left_out": len(held_keys),
+                                 "equal_to_a_validation_row": 0, "duplicates": 0})
 
     def take(text: str, source: str) -> None:
         key = text_key(text or "")
@@ -60,6 +67,8 @@ def adapt_corpus_collect(*, datasets: list[Dataset], batches: list[BatchJob]) ->
             return
         if key in test_keys:
             corpus.counts["equal_to_a_test_row"] += 1
+        elif key in held_keys:
+            corpus.counts["equal_to_a_validation_row"] += 1
         elif key in seen:
             corpus.counts["duplicates"] += 1
         else:
@@ -68,7 +77,7 @@ def adapt_corpus_collect(*, datasets: list[Dataset], batches: list[BatchJob]) ->
             corpus.counts[source] += 1
 
     for dataset in datasets:
-        for split in READ_SPLITS:
+        for split in TRAIN_SPLITS if training_only else READ_SPLITS:
             for text in training.load_split(dataset, split).texts:
                 take(text, "dataset_texts")
     for batch in batches:
@@ -115,8 +124,9 @@ def _base_checked(*, config: dict[str, Any], staff: bool) -> None:
 
 def adapt_job_create(*, owner: Any, datasets: list[Dataset], batches: list[BatchJob],
                      name: str = "", config: dict[str, Any] | None = None,
-                     staff: bool | None = None) -> TrainingJob:
-    """Create the `adapt` model and its queued job; the task is sent once this commits.
+                     staff: bool | None = None, enqueue: bool = True) -> TrainingJob:
+    """Create the `adapt` model and its queued job; the task is sent once this commits (not
+    with enqueue=False: `adapt_encoder --in-process` runs the job itself).
 
     TrainConfigError names each bad field; RoleRequired unless `owner` may train in the
     sources' project. The sources are stored as ids in the job's settings, and read again by
@@ -128,6 +138,9 @@ def adapt_job_create(*, owner: Any, datasets: list[Dataset], batches: list[Batch
     _base_checked(config=cleaned, staff=staff)
     cleaned["adapt_datasets"] = [str(d.pk) for d in datasets]
     cleaned["adapt_batches"] = [b.pk.hex for b in batches]
+    # Stored either way, so a resume (or a later change of the default) reads the same texts.
+    cleaned["adapt_training_only"] = bool(cleaned.get(
+        "adapt_training_only", ml_models.SETTINGS["adapt_training_only"].default))
     with transaction.atomic():
         ml_model = MLModel(
             owner=owner or datasets[0].owner, project_id=datasets[0].project_id,
@@ -143,7 +156,8 @@ def adapt_job_create(*, owner: Any, datasets: list[Dataset], batches: list[Batch
         lifecycle._training_record(job=job, actor=owner, verb="adapt_started", summary=(
             f"{lifecycle._who(owner)} started adapting {cleaned.get('adapt_base', 'minilm')} "
             f"on {len(datasets)} dataset(s) and {len(batches)} batch(es) as “{ml_model.name}”"))
-        lifecycle._enqueue_on_commit(job)
+        if enqueue:
+            lifecycle._enqueue_on_commit(job)
     return job
 
 
@@ -169,11 +183,15 @@ def _step_texts(run: AdaptRun) -> None:
                                                                 or []):
         raise RuntimeError("A dataset or batch this adapt job reads has been deleted; start a "
                            "new adapt job with the sources that remain.")
-    run.corpus = adapt_corpus_collect(datasets=datasets, batches=batches)
+    run.corpus = adapt_corpus_collect(
+        datasets=datasets, batches=batches,
+        training_only=bool(config.get("adapt_training_only", True)))
     c = run.corpus.counts
     run.writer.line(f"texts: {c['texts']} ({c['dataset_texts']} from datasets, "
                     f"{c['batch_texts']} from batches); left out: {c['test_rows_left_out']} "
                     f"test rows, {c['equal_to_a_test_row']} equal to a test row, "
+                    f"{c['validation_rows_left_out']} validation rows and "
+                    f"{c['equal_to_a_validation_row']} texts equal to one, "
                     f"{c['duplicates']} duplicates")
     run.config = training.build_config(run.job, run.writer)
     run.sync = checkpoint_sync.checkpoint_sync_start(
