@@ -10,6 +10,9 @@ loop, conflict resolution) runs in-process, so an import job makes exactly the d
 would. The worker writes rows and bytes read at most every PROGRESS_INTERVAL, and reads the
 cancel back in the same write.
 
+A collection (several files, or files added to one) and a near-match confirm are the same job
+with options["collection"] / options["near_matches"]: collection_jobs.py stores and runs them.
+
 Files: MEDIA_ROOT/imports/<owner id>/<job id hex>/input.<ext>, named on the row relative to
 MEDIA_ROOT and published to the shared storage for a worker on another node. It is deleted
 when the job ends, whatever the end; a completed import's bytes live on as the dataset's

@@ -336,21 +336,20 @@ def _cell(figure: dict[str, Any], digits: int = 4) -> str:
 
 def table_markdown(table: dict[str, dict[str, Any]]) -> str:
     """The table docs/figures/quality_levers.md shows: mean ± sd over the seeds."""
-    lines = ["| model | levers | used | micro-F1 | macro-F1 | ECE before | ECE after | fit s |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| model | levers | used | micro-F1 | macro-F1 | ECE before | ECE after | fit s "
+             "| left out, and why |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for model_type, rows in table.items():
         for name, row in rows.items():
             notes = "; ".join(f"{k}: {v}" for k, v in (row.get("left_out") or {}).items())
             if row["status"] != "measured":
-                lines.append(f"| `{model_type}` | {name} | — | {notes} | | | | |")
+                lines.append(f"| `{model_type}` | {name} | — | | | | | | {notes} |")
                 continue
             used = "+".join(row["levers_used"]) or "none"
             if row.get("same_as"):
-                used += f" (= {row['same_as']})"
-            if notes:
-                used += f" [{notes}]"
+                used += f" (runs of {row['same_as']})"
             lines.append(
                 f"| `{model_type}` | {name} | {used} | {_cell(row['micro_f1'])} | "
                 f"{_cell(row['macro_f1'])} | {_cell(row['ece_before'])} | "
-                f"{_cell(row['ece_after'])} | {_cell(row['fit_seconds'], 1)} |")
+                f"{_cell(row['ece_after'])} | {_cell(row['fit_seconds'], 1)} | {notes} |")
     return "\n".join(lines)

@@ -234,16 +234,8 @@ def levers_main(args: argparse.Namespace) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--epochs", type=int, default=3, help="for minilm (the app's default)")
-    parser.add_argument("--repeats-logreg", type=int, default=3,
-                        help="tfidf_logreg fit timings to take (the best is reported)")
-    parser.add_argument("--ensemble", action="store_true",
-                        help="also an ensemble of every model trained above")
-    parser.add_argument("--search-minutes", type=float, default=0.0,
-                        help="also a model search with this time budget (0: none)")
+def add_lever_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of --levers (levers_main)."""
     parser.add_argument("--levers", default="",
                         help="none,calibration,metadata,tapt,self_training,all or levers "
                         "joined with + (e.g. tapt+calibration): each over --seeds, mean and "
@@ -264,6 +256,19 @@ def main() -> None:
                         help="with --levers: each seed also draws its own 80/10/10 split (the "
                         "spread then includes the split's; default: the app's split for all)")
     parser.add_argument("--out", default="", help="with --levers: JSON rewritten after each row")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--epochs", type=int, default=3, help="for minilm (the app's default)")
+    parser.add_argument("--repeats-logreg", type=int, default=3,
+                        help="tfidf_logreg fit timings to take (the best is reported)")
+    parser.add_argument("--ensemble", action="store_true",
+                        help="also an ensemble of every model trained above")
+    parser.add_argument("--search-minutes", type=float, default=0.0,
+                        help="also a model search with this time budget (0: none)")
+    add_lever_arguments(parser)
     args = parser.parse_args()
     if args.levers or args.dump_splits or args.splits:
         levers_main(args)

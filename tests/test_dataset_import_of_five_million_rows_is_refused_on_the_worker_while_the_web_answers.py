@@ -105,4 +105,6 @@ def test_five_million_rows_are_refused_over_the_cap_while_the_web_answers_within
     assert not [p for p in media_files() if not p.startswith("staging/")], media_files()
     assert probe.answers > 50
     assert max(probe.slowest.values()) < 1.0, probe.slowest
-    assert peak < 900 * 2**20, f"worker peak {peak / 2**20:.0f} MB"
+    # Measured: 390 MB (an idle threaded worker is ~280 MB); 705 MB while the duplicate search
+    # kept a dict entry per row, which this bound now refuses.
+    assert peak < 600 * 2**20, f"worker peak {peak / 2**20:.0f} MB"
