@@ -130,3 +130,14 @@ def still_running(processes: list[psutil.Process]) -> list[list[str]]:
             with contextlib.suppress(psutil.Error):
                 alive.append(proc.cmdline())
     return alive
+
+
+def start_env_then(app: Path, command: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Source scripts/start_env.sh as start_m1.sh does, then run `command` in that shell."""
+    clean = {key: value for key, value in os.environ.items() if not key.startswith(OUR_VARIABLES)}
+    script = (
+        'set -euo pipefail; ROOT="$(pwd)"; PY="$ROOT/.venv/bin/python"; '
+        f'. "$ROOT/scripts/start_env.sh"; {command}'
+    )
+    return subprocess.run(["bash", "-c", script], cwd=app, env={**clean, **env},
+                          capture_output=True, text=True, timeout=120)

@@ -6,13 +6,11 @@ Without it, SQLite, and the script says how to switch. A leftover USE_SQLITE=Tru
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.start_script_support import OUR_VARIABLES, fresh_copy
+from tests.start_script_support import fresh_copy, start_env_then
 
 POSTGRES = "postgres://postgres:s3cret-pw@127.0.0.1:5432/postgres"
 # What a management command in the copy sees: the engine it connects to, and how the doctor
@@ -27,17 +25,6 @@ SHOW = (
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return fresh_copy(tmp_path_factory.mktemp("start-env") / "medlitbot")
-
-
-def start_env_then(app: Path, command: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """Source scripts/start_env.sh as start_m1.sh does, then run `command` in that shell."""
-    clean = {key: value for key, value in os.environ.items() if not key.startswith(OUR_VARIABLES)}
-    script = (
-        'set -euo pipefail; ROOT="$(pwd)"; PY="$ROOT/.venv/bin/python"; '
-        f'. "$ROOT/scripts/start_env.sh"; {command}'
-    )
-    return subprocess.run(["bash", "-c", script], cwd=app, env={**clean, **env},
-                          capture_output=True, text=True, timeout=120)
 
 
 def manage_shell(code: str) -> str:
