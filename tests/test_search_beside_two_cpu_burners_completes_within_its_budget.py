@@ -1,8 +1,8 @@
 """On a loaded machine (two CPU burners beside it), a search over TF-IDF and MiniLM-embedding
-candidates, on a real worker under the production stall floor, ends `completed` within its budget plus
-10%, wall time from the claim to the end: no healthy trial trips the watchdog (the embeddings
-report per batch), the progress bar and the ETA move during every trial, and a candidate
-not tried says why."""
+candidates, on a real worker under the production stall floor, ends `completed` within its
+budget plus 10%, wall time from the claim to the end: no healthy trial trips the watchdog
+(the embeddings report per batch), the progress bar and the ETA move during every trial, and a
+candidate not tried says why."""
 
 from __future__ import annotations
 

@@ -15,7 +15,8 @@ def test_a_gain_inside_the_fold_noise_keeps_the_default_and_says_so() -> None:
     keep, sentence = verdict(lucky, default, val_rows=200)
     assert not keep
     assert sentence.startswith("Kept the untuned default tfidf_svm (macro-F1 0.700)")
-    assert "not more than the noise" in sentence and "paired differences over 5" in sentence
+    assert "not more than the noise" in sentence
+    assert "paired differences over 5" in sentence
 
 
 def test_a_steady_gain_over_every_fold_replaces_the_default() -> None:

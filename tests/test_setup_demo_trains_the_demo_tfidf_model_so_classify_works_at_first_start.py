@@ -38,4 +38,5 @@ def test_setup_demo_trains_the_demo_model_once_and_it_predicts(transactional_db,
 
     again = setup_demo()
     assert "trained the demo model" not in again
-    assert MLModel.objects.count() == 1 and TrainingJob.objects.count() == 1
+    assert MLModel.objects.count() == 1
+    assert TrainingJob.objects.count() == 1

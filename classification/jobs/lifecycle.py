@@ -18,6 +18,7 @@ from django.utils import timezone
 from classification import ml_models, paths
 from classification.jobs import adapt_encoders, routing
 from classification.jobs.resume_notes import training_job_resume_words
+from classification.jobs.self_training import self_training_sources_require
 from classification.mlmodels.searches import SEARCH, search_candidates_clean
 from classification.model_paths import model_path_problem
 from classification.models import MLModel, TrainingJob
@@ -151,6 +152,7 @@ def training_job_create(
         action = policy.Action.ENSEMBLE if model_type == "ensemble" else policy.Action.TRAIN
         policy.require(user=owner, action=action, obj=dataset)
     adapt_encoders.adapted_encoder_require(owner=owner, model_type=model_type, config=config)
+    self_training_sources_require(dataset=dataset, config=config)
     if not dataset.is_trainable:
         raise ValueError(
             f"Dataset {dataset.name!r} has {len(dataset.label_names)} label(s); "

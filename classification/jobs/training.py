@@ -30,6 +30,7 @@ from classification.jobs.progress import (
     ProgressWriter,
 )
 from classification.jobs.resume_notes import training_job_resume_note
+from classification.jobs.self_training import self_training_rounds_run
 from classification.jobs.training_metadata import splits_with_metadata
 from classification.mlmodels import searches
 from classification.mlmodels.deletion import artifact_tree_forget
@@ -300,6 +301,7 @@ def _step_fit(run: _Run) -> None:
         # a cancel from here on still publishes the last one (_cancelled()).
         run.sync.stop()
     run.kept = getattr(run.clf, "stopped_reason", "")
+    self_training_rounds_run(run=run)  # when the job asks for it
 
 
 def _step_test(run: _Run) -> None:
@@ -344,7 +346,7 @@ def _step_verify(run: _Run) -> None:
         "baseline": run.baseline,
         "metadata": metadata_summary(loaded.config.metadata_used if loaded.config else []),
         **ml_models.fast_path_summary(loaded.fast_path),
-        **({"search": val_metrics["search"]} if "search" in val_metrics else {}),
+        **{k: val_metrics[k] for k in ("search", "self_training") if k in val_metrics},
         "validation": {k: v for k, v in val_metrics.items()
                        if not isinstance(v, (dict, list))},
     })
