@@ -14,6 +14,7 @@ labels already).
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import uuid
 from dataclasses import dataclass, field
@@ -95,6 +96,16 @@ def self_training_pool(*, dataset: Any, config: ml_models.TrainConfig) -> Unlabe
     return UnlabelledPool(texts=texts, counts=counts)
 
 
+def _pseudo_rows_write(*, folder: str, number: int,
+                       added: list[tuple[str, list[str]]]) -> None:
+    """The round's pseudo-labelled rows as JSON lines in the job's folder: what the model
+    learned from is there to read (and to check that no held-out text is among them)."""
+    path = os.path.join(folder, f"pseudo_labels_round_{number}.jsonl")
+    with open(f"{path}.tmp", "w", encoding="utf-8") as out:
+        out.writelines(json.dumps({"text": t, "labels": labels}) + "\n" for t, labels in added)
+    os.replace(f"{path}.tmp", path)
+
+
 def _scores(metrics: dict[str, Any]) -> tuple[float, float]:
     return float(metrics.get("macro_f1") or 0.0), float(metrics.get("micro_f1") or 0.0)
 
@@ -142,6 +153,7 @@ def self_training_rounds_run(*, run: Any) -> None:
             writer.line(f"self-training round {number}: no text is sure enough "
                         f"(confidence {config.self_training_threshold:g}); rounds end here")
             break
+        _pseudo_rows_write(folder=config.output_dir, number=number, added=added)
         current, metrics = _refit(run, number=number, added=added)
         macro, micro = _scores(metrics)
         rounds.append({"round": number, "rows_added": len(added), "validation_macro_f1": macro,
