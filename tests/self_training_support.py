@@ -32,9 +32,10 @@ def disguised(text: str) -> tuple[str, str]:
 
 
 def unlabelled_dataset(import_file: Callable[..., Any], labelled: Any, folder: Path,
-                       *, copies: int = 3, train_rows: int = 2) -> Any:
+                       *, copies: int = 3, train_rows: int = 2, variants: int = 0) -> Any:
     """An unlabelled dataset (title;abstract only) in `labelled`'s project: `copies` disguised
     validation and test rows of `labelled`, `train_rows` of its training rows as they are,
+    `variants` of them with a sentence more (new texts, alike to what the model learned),
     and NEW_ARTICLES."""
     rows: list[tuple[str, str]] = []
     for split in ("validation", "test"):
@@ -42,6 +43,8 @@ def unlabelled_dataset(import_file: Callable[..., Any], labelled: Any, folder: P
                  dataset_split_examples(dataset=labelled, split=split).texts[:copies]]
     rows += [tuple(t.partition("\n\n")[::2]) for t in
              dataset_split_examples(dataset=labelled, split="train").texts[:train_rows]]
+    rows += [(t.partition("\n\n")[0], t.partition("\n\n")[2] + " A follow-up cohort agreed.")
+             for t in dataset_split_examples(dataset=labelled, split="train").texts[:variants]]
     rows += NEW_ARTICLES
     path = folder / "unlabelled.csv"
     path.write_text("title;abstract\n" + "".join(

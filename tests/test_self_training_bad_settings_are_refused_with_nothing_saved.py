@@ -1,7 +1,7 @@
 """Self-training settings that cannot work are refused when the job is created, naming the
 setting, and leave no model or job behind: rounds or confidence out of range, ids that are not
 ids, rounds without sources or sources without rounds, a dataset of another project or none at
-all, and a batch that has not finished."""
+all, a batch that has not finished, and a search (which fits many models, not one)."""
 
 from __future__ import annotations
 
@@ -41,11 +41,13 @@ def test_each_bad_self_training_setting_is_named_and_nothing_is_saved(
         ({**ok, "self_training_batches": [running.pk.hex]}, "self_training_batches",
          "has not completed"),
     ]
+    cases = [(config, key, words, "tfidf_logreg") for config, key, words in cases]
+    cases.append((ok, "self_training_rounds", "not a search", "search"))
     before = (MLModel.objects.count(), TrainingJob.objects.count())
-    for config, key, words in cases:
+    for config, key, words, model_type in cases:
         with pytest.raises(TrainConfigError) as caught:
             lifecycle.training_job_create(owner=user, dataset=slice_dataset,
-                                          model_type="tfidf_logreg", name="", config=config)
+                                          model_type=model_type, name="", config=config)
         assert key in caught.value.errors, (config, caught.value.errors)
         assert words in " ".join(caught.value.errors[key]), (config, caught.value.errors)
         assert (MLModel.objects.count(), TrainingJob.objects.count()) == before

@@ -14,10 +14,10 @@ import pytest
 
 from classification import paths
 from classification.engine.types import article_text
-from classification.jobs import lifecycle
+from classification.jobs import adapt, lifecycle
+from classification.jobs.progress import ProgressWriter
 from classification.jobs.self_training import self_training_pool
 from classification.jobs.training import build_config, run_training
-from classification.jobs.progress import ProgressWriter
 from dataset_management.normalize import text_key
 from dataset_management.selectors import dataset_split_examples
 from tests.self_training_support import NEW_ARTICLES, batch_with, disguised, unlabelled_dataset
@@ -44,7 +44,8 @@ def test_the_texts_self_training_may_label_are_exactly_the_unseen_ones(
             "self_training_batches": [str(batch.pk)]})
     config = build_config(job, ProgressWriter(job, interval=60.0))
 
-    pool = self_training_pool(dataset=slice_dataset, config=config)
+    pool = self_training_pool(dataset=slice_dataset, config=config,
+                              collect=adapt.adapt_corpus_collect)
 
     held_out = _keys(slice_dataset, "validation", "test") | _keys(unlabelled, "validation",
                                                                    "test")
@@ -86,7 +87,8 @@ def test_a_self_training_job_adds_no_validation_test_or_training_text(
     rows = [json.loads(line) for line in (paths.job_output_dir(job.pk)
                                           / "pseudo_labels_round_1.jsonl").open()]
     added = [row["text"] for row in rows]
-    assert added and all(row["labels"] for row in rows)
+    assert added
+    assert all(row["labels"] for row in rows)
     assert not {text_key(t) for t in added} & _keys(slice_dataset, "validation", "test", "train")
     assert not {text_key(t) for t in added} & _keys(unlabelled, "validation", "test")
     new_keys = {text_key(article_text(t, a)) for t, a in NEW_ARTICLES}

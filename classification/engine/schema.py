@@ -176,23 +176,25 @@ class TrainConfig:
         label="Metadata", choices=metadata.CHOICES, check=metadata.metadata_fields_check,
         kinds=ALL_KINDS, default_factory=lambda: [metadata.AUTO])
     # Self-training (jobs/self_training.py): the model labels unlabelled texts it is sure of.
+    # Not advanced: the New model form has no picker of sources yet (the API and CLI take them).
     self_training_rounds: int = setting(
         0, help="Rounds of self-training after the first fit (0: off): each adds the unlabelled "
         "texts the model is sure of, with its labels, and fits again; the round with the best "
         "validation macro-F1 is kept (round 0: no pseudo-labels).", label="Self-training rounds",
-        minimum=0, maximum=3)
+        minimum=0, maximum=3, advanced=False)
     self_training_threshold: float = setting(
         0.9, help="How sure every label decision must be for a text to join (p at least this or "
         "at most 1 minus this; single-label: the top class's p).",
-        label="Pseudo-label confidence", minimum=0.5, maximum=0.999)
+        label="Pseudo-label confidence", minimum=0.5, maximum=0.999, advanced=False)
     self_training_datasets: list[str] = setting(
         help="Ids of datasets of this project whose texts self-training labels (their labels "
         "unused; their test and validation rows, and any text equal to a validation or test "
         "row of this dataset, never).", label="Unlabelled datasets",
-        check=self_training.dataset_ids_check, default_factory=list)
+        check=self_training.dataset_ids_check, advanced=False, default_factory=list)
     self_training_batches: list[str] = setting(
         help="Ids of finished batches of this project whose articles self-training labels.",
-        label="Unlabelled batches", check=self_training.batch_ids_check, default_factory=list)
+        label="Unlabelled batches", check=self_training.batch_ids_check, advanced=False,
+        default_factory=list)
     seed: int = setting(42, help="Random seed, for repeatable runs.", minimum=0,
                         maximum=2**31 - 1, advanced=False)
     use_mps: bool = setting(False, help="Only on Apple Silicon; checked by a smoke test first.",

@@ -133,26 +133,24 @@ def training_job_create(
     Every door (form, API, CLI, review retrain) comes through here, so the settings schema and
     the model folder rule are enforced here too: TrainConfigError (a ValueError) names each bad
     field (model_path for a custom model without a usable folder). An empty `name` becomes
-    mlmodel_default_name. `staff` says whether
-    the caller may name a folder on the server; by default the owner's own flag. `internal`
-    holds settings MedLitBot's own services set (an ensemble's members), never a person.
+    mlmodel_default_name. `staff` says whether the caller may name a folder on the server; by
+    default the owner's own flag. `internal` holds settings MedLitBot's own services set (an
+    ensemble's members), never a person.
 
     `owner` is who asks: recorded as the model's creator, and RoleRequired unless they may train
     (ENSEMBLE for an ensemble) in the dataset's project, which the model joins. None is an
     operator's shell, acting for the dataset's creator. `verb` and `summary` are the activity
     line (search_started, ensemble_created and review_retrain come through here too).
     """
-    config = _config_checked(
-        config=config, model_type=model_type, internal=internal,
-        staff=getattr(owner, "is_staff", False) if staff is None else staff,
-    )
+    config = _config_checked(config=config, model_type=model_type, internal=internal,
+                             staff=getattr(owner, "is_staff", False) if staff is None else staff)
     if dataset is None:
         raise ValueError("Choose a dataset to train on")
     if owner is not None:
         action = policy.Action.ENSEMBLE if model_type == "ensemble" else policy.Action.TRAIN
         policy.require(user=owner, action=action, obj=dataset)
     adapt_encoders.adapted_encoder_require(owner=owner, model_type=model_type, config=config)
-    self_training_sources_require(dataset=dataset, config=config)
+    self_training_sources_require(dataset=dataset, model_type=model_type, config=config)
     if not dataset.is_trainable:
         raise ValueError(
             f"Dataset {dataset.name!r} has {len(dataset.label_names)} label(s); "

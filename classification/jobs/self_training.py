@@ -17,6 +17,7 @@ import dataclasses
 import json
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ from classification.engine.self_training import pseudo_labels
 from classification.models import BatchJob
 from dataset_management.models import Dataset
 from dataset_management.normalize import text_key
+from dataset_management.selectors import dataset_split_examples
 
 SOURCES = ("self_training_datasets", "self_training_batches")
 
@@ -33,11 +35,12 @@ def _error(message: str, key: str = "self_training_datasets") -> ml_models.Train
     return ml_models.TrainConfigError({key: [message]})
 
 
-def self_training_sources_require(*, dataset: Any, config: dict[str, Any]) -> None:
+def self_training_sources_require(*, dataset: Any, model_type: str,
+                                  config: dict[str, Any]) -> None:
     """TrainConfigError unless the settings name sources self-training can read: rounds with
     at least one source, each dataset and finished batch in the dataset's project (the person
-    may train there: training_job_create checked it). Sources without rounds are refused too,
-    rather than silently unused."""
+    may train there: training_job_create checked it), for a model kind that fits one model.
+    Sources without rounds are refused too, rather than silently unused."""
     rounds = int(config.get("self_training_rounds") or 0)
     dataset_ids = [int(i) for i in config.get("self_training_datasets") or []]
     batch_ids = [uuid.UUID(h) for h in config.get("self_training_batches") or []]
@@ -46,6 +49,9 @@ def self_training_sources_require(*, dataset: Any, config: dict[str, Any]) -> No
             raise _error("Set self-training rounds (1 to 3) to use unlabelled texts.",
                          "self_training_rounds")
         return
+    if not _applies(model_type):
+        raise _error("Self-training applies to a TF-IDF, embedding or transformer model, not a "
+                     "search or an ensemble.", "self_training_rounds")
     if not dataset_ids and not batch_ids:
         raise _error("Pick at least one dataset or batch of unlabelled texts.")
     found = set(Dataset.objects.filter(pk__in=dataset_ids, project_id=dataset.project_id)
@@ -63,6 +69,11 @@ def self_training_sources_require(*, dataset: Any, config: dict[str, Any]) -> No
                      "batch's articles can be read.", "self_training_batches")
 
 
+def _applies(model_type: str) -> bool:
+    spec = ml_models.REGISTRY.get(model_type)
+    return spec is not None and ml_models.SETTINGS["self_training_rounds"].applies_to(spec.kind)
+
+
 @dataclass
 class UnlabelledPool:
     """The texts self-training may label, and what was left out (the job's log shows both)."""
@@ -71,12 +82,12 @@ class UnlabelledPool:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def self_training_pool(*, dataset: Any, config: ml_models.TrainConfig) -> UnlabelledPool:
+def self_training_pool(*, dataset: Any, config: ml_models.TrainConfig,
+                       collect: Callable[..., Any]) -> UnlabelledPool:
     """The picked datasets' training texts and the picked batches' articles, each once, none
     equal to a validation or test row of `dataset` or of a picked dataset, nor to one of
-    `dataset`'s training rows."""
-    from classification.jobs import adapt, training  # here: training imports this module
-
+    `dataset`'s training rows. `collect` is adapt.adapt_corpus_collect, handed in by the
+    training step: importing it here would close an import circle through training.py."""
     picked = [int(i) for i in config.self_training_datasets]
     datasets = [dataset, *Dataset.objects.filter(pk__in=picked).exclude(pk=dataset.pk)
                 .order_by("pk")]
@@ -88,8 +99,8 @@ def self_training_pool(*, dataset: Any, config: ml_models.TrainConfig) -> Unlabe
                            "again with the sources that remain.")
     # Given this job's dataset, the collector leaves out its validation and test rows and
     # every text equal to one; it also takes its training rows, dropped here.
-    corpus = adapt.adapt_corpus_collect(datasets=datasets, batches=batches, training_only=True)
-    labelled = {text_key(t) for t in training.load_split(dataset, "train").texts}
+    corpus = collect(datasets=datasets, batches=batches, training_only=True)
+    labelled = {text_key(t) for t in dataset_split_examples(dataset=dataset, split="train").texts}
     texts = [t for t in corpus.texts if text_key(t) not in labelled]
     counts = {**corpus.counts, "training_rows": len(corpus.texts) - len(texts),
               "texts": len(texts)}
@@ -123,16 +134,19 @@ def _refit(run: Any, *, number: int,
     return clf, metrics
 
 
-def self_training_rounds_run(*, run: Any) -> None:
+def _stop_if_asked(writer: Any) -> None:
+    if writer.should_stop():  # the job's cancel path takes this as a stop like any other
+        raise ml_models.TrainingStopped(None, "Stopped between self-training rounds")
+
+
+def self_training_rounds_run(*, run: Any, collect: Callable[..., Any]) -> None:
     """The rounds after the first fit (training._step_fit), if the job asks: leaves the best
     round's classifier and validation metrics on `run`, every round's record under
     metrics["self_training"]."""
-    from classification.jobs import training  # imported here: training imports this module
-
     config, writer = run.config, run.writer
-    if not config.self_training_rounds or run.kept:
+    if not config.self_training_rounds or run.kept or not _applies(run.job.ml_model.model_type):
         return
-    pool = self_training_pool(dataset=run.job.ml_model.dataset, config=config)
+    pool = self_training_pool(dataset=run.job.ml_model.dataset, config=config, collect=collect)
     c = pool.counts
     writer.line(f"self-training: {c['texts']} unlabelled texts; left out: "
                 f"{c['equal_to_a_test_row']} equal to a test row, "
@@ -143,7 +157,7 @@ def self_training_rounds_run(*, run: Any) -> None:
                "validation_micro_f1": micro}]
     best, current = (macro, 0, run.clf, run.val_metrics), run.clf
     for number in range(1, int(config.self_training_rounds) + 1):
-        training.stop_if_asked(writer)
+        _stop_if_asked(writer)
         prob = current.predict_proba(pool.texts) if pool.texts else []
         labels = pseudo_labels(prob, label_names=list(current.label_names),
                                multi_label=bool(current.multi_label),

@@ -23,12 +23,7 @@ from django.utils import timezone
 from classification import ml_models, paths
 from classification.engine.metadata import metadata_summary
 from classification.jobs import adapt_encoders, baseline_check, checkpoint_sync, lifecycle
-from classification.jobs.progress import (
-    FINAL_TEST,
-    VERIFYING,
-    Heartbeat,
-    ProgressWriter,
-)
+from classification.jobs.progress import FINAL_TEST, VERIFYING, Heartbeat, ProgressWriter
 from classification.jobs.resume_notes import training_job_resume_note
 from classification.jobs.self_training import self_training_rounds_run
 from classification.jobs.training_metadata import splits_with_metadata
@@ -301,7 +296,9 @@ def _step_fit(run: _Run) -> None:
         # a cancel from here on still publishes the last one (_cancelled()).
         run.sync.stop()
     run.kept = getattr(run.clf, "stopped_reason", "")
-    self_training_rounds_run(run=run)  # when the job asks for it
+    from classification.jobs import adapt  # its collector reads the unlabelled texts
+
+    self_training_rounds_run(run=run, collect=adapt.adapt_corpus_collect)  # if the job asks
 
 
 def _step_test(run: _Run) -> None:

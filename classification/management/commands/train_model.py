@@ -1,5 +1,6 @@
 """manage.py train_model --dataset ID --type minilm [...] [--project ID] [--owner USERNAME]
-[--wait]: queue (and follow) training.
+[--wait]: queue (and follow) training. `--type adapted --encoder-model-id N` fine-tunes the
+encoder adapt job N saved.
 
 The model joins the dataset's project. --project refuses a dataset of another project; --owner
 trains as that person, who must be allowed to train there (the maintainer role), as on the page
@@ -16,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from classification import ml_models, services
 from classification.engine.schema import DEPLOYMENT, Setting
+from classification.jobs.adapt_encoders import ADAPTED
 from classification.management.commands._scope import (
     project_check,
     role_check,
@@ -43,9 +45,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--dataset", type=int, required=True)
         parser.add_argument("--type", dest="model_type", required=True,
-                            # search: --time-budget-minutes, --search-candidates a,b
+                            # search: --time-budget-minutes, --search-candidates a,b;
+                            # adapted: --encoder-model-id N (an adapt job's encoder)
                             choices=sorted(k for k, s in ml_models.REGISTRY.items()
-                                           if s.offered or k == "search"))
+                                           if s.offered or k in ("search", ADAPTED)))
         # One option per training setting, from the schema; values stay text until the schema
         # parses them, so a bad value gets the message the form and the API give.
         for spec in ml_models.user_settings():
