@@ -400,9 +400,13 @@ def _fail_lost_messages(*, cutoff: Any) -> int:
     held = broker.broker_task_ids(queue=settings.QUEUE_DEFAULT) if waiting else None
     if held is None:  # not Redis, or unreadable: nothing may be judged lost
         return 0
+    lost = [job for job in waiting if job.celery_task_id not in held]
+    if lost:
+        # A worker acks the message just before it claims the row: let such a claim land.
+        time.sleep(1.0)
     failed = 0
-    for job in waiting:
-        if job.celery_task_id not in held and ImportJob.objects.transition(
+    for job in lost:
+        if ImportJob.objects.transition(
                 job.pk, source=S.QUEUED, target=S.FAILED, reason=LOST_MESSAGE_REASON,
                 finished_at=timezone.now(), message=""):
             _input_discard(job)
