@@ -2,7 +2,7 @@
 
 The test reads the OpenAPI schema the docs page draws, and sends each example of each operation
 as it stands, in its media type, with only this test's own rows put in: their ids in the path
-and in `dataset`, and a real file in each file field (an example cannot carry one; the docs
+and in `dataset` or `datasets`, and a real file in each file field (an example cannot carry one; the docs
 page offers a file picker there). None may be refused: the predict example that sent `text`,
 `texts` and `articles` together got a 400.
 """
@@ -85,6 +85,8 @@ def send(api: APIClient, example: Example, ids: dict[str, Any]) -> Any:
     body = dict(example.value)
     if "dataset" in body:
         body["dataset"] = ids[("datasets", "id")]
+    if "datasets" in body:  # the adaptation example names the datasets to read
+        body["datasets"] = [ids[("datasets", "id")]]
     if "member_ids" in body:
         body["member_ids"] = ids[("models", "member_ids")]
     if example.media_type == "application/json":
