@@ -27,12 +27,15 @@ def test_registry_offers_every_contracted_model_type_with_a_label_and_kind() -> 
         "minilm_embed_logreg",
         "ensemble",
         "search",
+        "adapt",
+        "adapted",
     }
     assert set(ml_models.REGISTRY) == expected
     for spec in ml_models.REGISTRY.values():
         assert spec.label
         assert spec.description
-        assert spec.kind in {"transformer", "baseline", "embedding", "ensemble", "search"}
+        assert spec.kind in {"transformer", "baseline", "embedding", "ensemble", "search",
+                             "adapt"}
     assert ml_models.REGISTRY["biobert"].hub_id == "dmis-lab/biobert-base-cased-v1.2"
 
 
