@@ -3,8 +3,8 @@
 The test reads the OpenAPI schema the docs page draws, and sends each example of each operation
 as it stands, in its media type, with only this test's own rows put in: their ids in the path
 and in `dataset` or `datasets`, and a real file in each file field (an example cannot carry
-one; the docs page offers a file picker there). None may be refused: the predict example that sent `text`,
-`texts` and `articles` together got a 400.
+one; the docs page offers a file picker there). None may be refused: the predict example that
+sent `text`, `texts` and `articles` together got a 400.
 """
 
 from __future__ import annotations
