@@ -39,8 +39,10 @@ def test_the_apps_steps_are_registered_in_their_order_with_cores_own_last() -> N
 
 @pytest.mark.django_db
 def test_each_registered_step_runs_and_one_that_raises_stops_none_of_the_others(
-    media_root: Path, user, monkeypatch, caplog
+    media_root: Path, user, monkeypatch, caplog, settings, tmp_path: Path
 ) -> None:
+    # Artifacts of its own too: other tests' job folders would be swept and counted here.
+    settings.MODEL_ARTIFACT_ROOT = str(tmp_path / "artifacts")
     upload = stage_old_upload(media_root, user.pk)
     old = WorkerPing.objects.create(token="old", hostname="box", pid=1)
     WorkerPing.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=2))

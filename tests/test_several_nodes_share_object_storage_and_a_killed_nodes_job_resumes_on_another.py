@@ -69,8 +69,9 @@ def test_two_training_nodes_share_the_work_survive_a_kill_and_the_web_predicts_w
             answer = api.post(f"{web.url}/api/datasets/", files={"file": handle},
                               data={"name": "Slice on the web node"}, timeout=60)
         assert answer.status_code == 202, answer.text
-        # The import is read on another node, from the copy the web published.
-        start_worker(queues=(settings.QUEUE_DEFAULT,), pool="threads", **FAST, **nodes["node-b"])
+        # The import is read on another node, from the copy the web published: the inference
+        # node, so that neither training node holds the dataset before it has to fetch it.
+        start_worker(queues=(settings.QUEUE_DEFAULT,), pool="threads", **FAST, **nodes["node-c"])
         follow = f"{web.url}{answer.json()['url']}"
         wait_for(lambda: not api.get(follow, timeout=30).json()["is_active"], 120,
                  "the import to end")
