@@ -7,6 +7,8 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
+from core.transitions import StatusQuerySet, transition_sources
+
 
 class MLModel(models.Model):
     """A classifier: what to train (type, dataset, parameters) and, once trained, the artifact."""
@@ -85,11 +87,8 @@ def project_for_new_row(*, source: Any = None, owner_id: int | None = None) -> i
     return project_personal_id(user_id=owner_id)
 
 
-class TransitionQuerySet(models.QuerySet):
-    """Status changes for a model that declares ``TRANSITIONS`` and ``ACTIVE_STATUSES``."""
-
-    def active(self) -> TransitionQuerySet:
-        return self.filter(status__in=self.model.ACTIVE_STATUSES)
+class TransitionQuerySet(StatusQuerySet):
+    """Status changes that also write their StatusChange history row."""
 
     def transition(
         self, pk: Any, *, source: str | list[str], target: str, actor: Any = None, **fields: Any
@@ -100,10 +99,7 @@ class TransitionQuerySet(models.QuerySet):
         racing worker, a reaper or a late watchdog that lost the race does nothing, and writes
         no StatusChange either. `actor` is the user who asked for it; None means the system.
         """
-        sources = [source] if isinstance(source, str) else list(source)
-        for state in sources:
-            if target not in self.model.TRANSITIONS.get(state, ()):
-                raise ValueError(f"Illegal {self.model.__name__} transition {state} -> {target}")
+        sources = transition_sources(self.model, source=source, target=target)
         fields.setdefault("updated_at", timezone.now())
         reason = fields.get("reason", "")
         # One UPDATE per possible source (only resume names several): the one that changes the

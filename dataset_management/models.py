@@ -2,7 +2,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.utils import timezone
+
+from core.transitions import StatusQuerySet
 
 
 def dataset_upload_path(instance: "Dataset", filename: str) -> str:
@@ -79,21 +80,6 @@ class Dataset(models.Model):
     @property
     def is_trainable(self) -> bool:
         return len(self.label_names) >= 2
-
-
-class ImportJobQuerySet(models.QuerySet):
-    def transition(self, pk: Any, *, source: str | list[str], target: str, **fields: Any) -> bool:
-        """Move one row from `source` to `target` with one conditional UPDATE.
-
-        True only when this call changed the row: a duplicate delivery, a late cancel or the
-        maintenance sweep that lost the race changes nothing (and learns so).
-        """
-        sources = [source] if isinstance(source, str) else list(source)
-        for state in sources:
-            if target not in self.model.TRANSITIONS.get(state, ()):
-                raise ValueError(f"Illegal ImportJob transition {state} -> {target}")
-        fields.setdefault("updated_at", timezone.now())
-        return self.filter(pk=pk, status__in=sources).update(status=target, **fields) == 1
 
 
 class ImportJob(models.Model):
@@ -173,7 +159,7 @@ class ImportJob(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = ImportJobQuerySet.as_manager()
+    objects = StatusQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]

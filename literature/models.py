@@ -19,12 +19,11 @@ None of the ends can be left.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
-from django.utils import timezone
+
+from core.transitions import StatusQuerySet
 
 
 class SavedSearch(models.Model):
@@ -69,15 +68,6 @@ class SavedSearch(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-
-class SearchRunQuerySet(models.QuerySet):
-    def transition(self, pk: Any, *, source: str, target: str, **fields: Any) -> bool:
-        """Move one run from `source` to `target`; True only when this call changed it."""
-        if target not in self.model.TRANSITIONS.get(source, ()):
-            raise ValueError(f"Illegal SearchRun transition {source} -> {target}")
-        fields.setdefault("updated_at", timezone.now())
-        return self.filter(pk=pk, status=source).update(status=target, **fields) == 1
 
 
 class SearchRun(models.Model):
@@ -133,7 +123,7 @@ class SearchRun(models.Model):
     # Every page fetched moves it: maintenance reads it as the run's heartbeat.
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = SearchRunQuerySet.as_manager()
+    objects = StatusQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-pk"]

@@ -7,23 +7,9 @@ runs a shard is classification/batches/shards.py.
 
 from __future__ import annotations
 
-from typing import Any
+from django.db import models
 
-from django.db import models, transaction
-from django.utils import timezone
-
-
-class BatchShardQuerySet(models.QuerySet):
-    def transition(self, pk: Any, *, source: str, target: str, **fields: Any) -> bool:
-        """Move one shard from `source` to `target` with a conditional UPDATE; True only when
-        exactly this call changed it (a racing worker or the reaper that lost does nothing).
-        Shards keep no StatusChange history: the batch's own history tells its story, and a
-        shard's reason holds its last failure."""
-        if target not in self.model.TRANSITIONS.get(source, ()):
-            raise ValueError(f"Illegal BatchShard transition {source} -> {target}")
-        fields.setdefault("updated_at", timezone.now())
-        with transaction.atomic(using=self.db, savepoint=False):
-            return self.filter(pk=pk, status=source).update(status=target, **fields) == 1
+from core.transitions import StatusQuerySet
 
 
 class BatchShard(models.Model):
@@ -77,7 +63,9 @@ class BatchShard(models.Model):
     # Every progress write moves it: the reaper reads it as the shard's heartbeat.
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = BatchShardQuerySet.as_manager()
+    # No StatusChange history: the batch's own history tells its story; `reason` holds the last
+    # failure.
+    objects = StatusQuerySet.as_manager()
 
     class Meta:
         ordering = ["batch", "index"]

@@ -10,27 +10,9 @@ import uuid
 from typing import Any
 
 from django.conf import settings
-from django.db import models, transaction
-from django.utils import timezone
+from django.db import models
 
-
-class EvaluationJobQuerySet(models.QuerySet):
-    def active(self) -> EvaluationJobQuerySet:
-        return self.filter(status__in=self.model.ACTIVE_STATUSES)
-
-    def transition(self, pk: Any, *, source: str, target: str, **fields: Any) -> bool:
-        """Move one row from `source` to `target` with a conditional UPDATE.
-
-        True only when exactly this call changed the row: a duplicate delivery, a cancel that
-        raced the worker, or the maintenance sweep that lost the race does nothing. Unlike
-        training jobs and batches, evaluations keep no StatusChange history: each is one short
-        attempt, and its row holds its one reason.
-        """
-        if target not in self.model.TRANSITIONS.get(source, ()):
-            raise ValueError(f"Illegal EvaluationJob transition {source} -> {target}")
-        fields.setdefault("updated_at", timezone.now())
-        with transaction.atomic(using=self.db, savepoint=False):
-            return self.filter(pk=pk, status=source).update(status=target, **fields) == 1
+from core.transitions import StatusQuerySet
 
 
 class EvaluationJob(models.Model):
@@ -113,7 +95,8 @@ class EvaluationJob(models.Model):
     # Every progress write moves it: the maintenance sweep reads it as the worker's heartbeat.
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = EvaluationJobQuerySet.as_manager()
+    # No StatusChange history: each evaluation is one short attempt, and its row holds its reason.
+    objects = StatusQuerySet.as_manager()
 
     class Meta:
         app_label = "classification"
