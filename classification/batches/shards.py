@@ -227,6 +227,11 @@ def batch_shards_work(*, batch_id: uuid.UUID | str) -> str | None:
             return batch_end(batch, target=S.CANCELLED, reason=_cancelled(batch))
         if batch.shards.count() < batch.shard_count and lifecycle.batch_job_lead(
                 batch_id=batch.pk, token=token):
+            # Counted again under the lead: a live leader may have written its last shard,
+            # given the lead back and deleted the upload since the count above.
+            if batch.shards.count() >= batch.shard_count:
+                lifecycle.batch_job_unlead(batch_id=batch.pk, token=token)
+                continue
             # Its leader died while cutting the file: carry the cut on from the last shard.
             if outcome := _cut(batch, source=None, token=token):
                 return outcome
