@@ -13,7 +13,7 @@ from pathlib import Path
 
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -112,18 +112,20 @@ def _accepted(request: Request, job: EvaluationJob) -> Response:
     return response
 
 
-class ModelEvaluationsApi(APIView):
-    """GET: the model's evaluations, newest first. POST a labelled file (multipart `file`, and
-    the column options to override the training mapping or detection): it is scored on the
-    inference worker; 400 at once when its columns cannot be found."""
+class ModelEvaluationsApi(generics.ListAPIView):
+    """GET: the model's evaluations, newest first, paged as every list (`{count, next, previous,
+    results}`, `?page=`). POST a labelled file (multipart `file`, and the column options to
+    override the training mapping or detection): it is scored on the inference worker; 400 at
+    once when its columns cannot be found."""
 
+    serializer_class = EvaluationSerializer
     parser_classes = [MultiPartParser]
 
-    @extend_schema(responses=EvaluationSerializer(many=True))
-    def get(self, request: Request, pk: int) -> Response:
-        model = model_get(request, pk)
-        rows = selectors.evaluation_job_list(user=request.user, ml_model=model)
-        return Response(EvaluationSerializer(rows, many=True).data)
+    def get_queryset(self):
+        model = model_get(self.request, self.kwargs["pk"])
+        # The pk breaks ties between evaluations started in the same instant: pages never overlap.
+        return selectors.evaluation_job_list(user=self.request.user, ml_model=model).order_by(
+            "-created_at", "-pk")
 
     @extend_schema(request=EvaluationUploadSerializer, responses={
         202: EvaluationSerializer,

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.urls import path, reverse
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from rest_framework import generics, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -79,16 +79,18 @@ def _refused(exc: services.SavedSearchError) -> ValidationError:
     return ValidationError({exc.field or "detail": [exc.message]})
 
 
-class SearchListApi(APIView):
-    @extend_schema(summary="Saved PubMed searches in your projects (?project=<id>)",
+class SearchListApi(generics.GenericAPIView):
+    @extend_schema(summary="Saved PubMed searches in your projects (?project=<id>), by name, "
+                           "paged: `{count, next, previous, results}`, `?page=`",
                    responses=None)
     def get(self, request: Request) -> Response:
         project = request.query_params.get("project")
-        searches = list(selectors.saved_search_list(user=request.user,
-                                                    project=int(project) if project and
-                                                    project.isdigit() else None))
-        latest = selectors.search_runs_latest(searches=searches)
-        return Response([search_body(s, latest=latest.get(s.pk)) for s in searches])
+        searches = selectors.saved_search_list(
+            user=request.user, project=int(project) if project and project.isdigit() else None)
+        page = self.paginate_queryset(searches.order_by("name", "pk"))
+        latest = selectors.search_runs_latest(searches=page)
+        return self.get_paginated_response([search_body(s, latest=latest.get(s.pk))
+                                            for s in page])
 
     @extend_schema(summary="Save a PubMed search (name, query, mindate, maxdate, collection, "
                            "ml_model, schedule; project defaults to your current one)",
@@ -138,11 +140,15 @@ class SearchDetailApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class SearchRunsApi(APIView):
-    @extend_schema(summary="A saved search's runs, newest first", responses=None)
+class SearchRunsApi(generics.GenericAPIView):
+    @extend_schema(summary="A saved search's runs, newest first (paged)", responses=None)
     def get(self, request: Request, pk: int) -> Response:
         search = selectors.saved_search_get(user=request.user, pk=pk)
-        return Response([run_body(r) for r in selectors.search_run_list(search=search)])
+        # The search was read through the policy, so its runs are the person's to see. The list
+        # shows neither PMIDs nor digest items, which grow with the articles a run found.
+        runs = (search.runs.select_related("dataset", "batch").defer("pmids", "digest_items")
+                .order_by("-created_at", "-pk"))
+        return self.get_paginated_response([run_body(r) for r in self.paginate_queryset(runs)])
 
     @extend_schema(summary="Run the search now: 202 and the run to poll (Location)",
                    request=None, responses=None)

@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from core.paging import page_of
 from core.queueing import QueueUnavailable
 from literature import selectors, services
 from literature.forms import SavedSearchForm, form_initial
@@ -47,9 +48,10 @@ def search_list(request: HttpRequest) -> HttpResponse:
             user=request.user, project=project, **kw))
         if search is not None:
             return redirect("literature:detail", pk=search.pk)
+    page = page_of(selectors.saved_search_list(user=request.user, project=project)
+                   .order_by("name", "pk"), request.GET.get("page"))
     return render(request, "literature/list.html", {
-        "searches": selectors.saved_search_list(user=request.user, project=project),
-        "form": form, "section": "literature",
+        "searches": page.object_list, "page": page, "form": form, "section": "literature",
         "may_create": policy.can(user=request.user, action=policy.Action.UPLOAD,
                                  project=project)})
 

@@ -10,7 +10,7 @@ from typing import Any
 from django.http import StreamingHttpResponse
 from django.urls import path, re_path, reverse
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from rest_framework import generics, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -27,12 +27,15 @@ def _session(request: Request, pk: int, action: str = policy.Action.VIEW) -> Any
     return selectors.session_get(user=request.user, pk=pk, action=action)
 
 
-class SessionListApi(APIView):
-    @extend_schema(summary="Screening sessions in your projects", responses=None)
+class SessionListApi(generics.GenericAPIView):
+    @extend_schema(summary="Screening sessions in your projects, newest first (paged: "
+                           "`{count, next, previous, results}`, `?page=`)", responses=None)
     def get(self, request: Request) -> Response:
-        return Response([{"id": s.pk, "name": s.name, "project": s.project_id,
-                          "labels": s.labels, "phase": s.phase}
-                         for s in selectors.session_list(user=request.user)])
+        # The pk breaks ties between rows made in the same instant: pages never overlap.
+        sessions = selectors.session_list(user=request.user).order_by("-created_at", "-pk")
+        return self.get_paginated_response([
+            {"id": s.pk, "name": s.name, "project": s.project_id, "labels": s.labels,
+             "phase": s.phase} for s in self.paginate_queryset(sessions)])
 
 
 SESSION_DEFAULTS = {"order": "most_likely", "reviewers_per_record": 1, "ranker_every": 10,
@@ -98,11 +101,13 @@ def _simulation_body(run: Any, *, with_result: bool = False) -> dict[str, Any]:
     return body
 
 
-class SimulationListApi(APIView):
-    @extend_schema(summary="Screening simulations in your projects", responses=None)
+class SimulationListApi(generics.GenericAPIView):
+    @extend_schema(summary="Screening simulations in your projects, newest first (paged)",
+                   responses=None)
     def get(self, request: Request) -> Response:
-        return Response([_simulation_body(run) for run in
-                         selectors.simulation_run_list(user=request.user)])
+        runs = selectors.simulation_run_list(user=request.user).order_by("-created_at", "-pk")
+        return self.get_paginated_response([_simulation_body(run) for run in
+                                            self.paginate_queryset(runs)])
 
     @extend_schema(summary="Start a simulation run (a job on the inference queue)",
                    request=None, responses=None)
@@ -161,15 +166,23 @@ class DecideApi(APIView):
         return Response({"record": record.pk, "final": record.final, "done": record.done})
 
 
-class ConflictsApi(APIView):
-    @extend_schema(summary="Conflicts, and a maintainer's resolution", request=None,
+def _conflict_body(conflict: dict[str, Any]) -> dict[str, Any]:
+    return {"record": conflict["record"].pk, "label": conflict["label"], "decisions": [
+        {"reviewer": d.reviewer.get_username(), "value": d.value, "note": d.note}
+        for d in conflict["decisions"]]}
+
+
+class ConflictsApi(generics.GenericAPIView):
+    @extend_schema(summary="A session's open conflicts, in the records' order (paged)",
                    responses=None)
     def get(self, request: Request, pk: int) -> Response:
         session = _session(request, pk)
-        return Response([{"record": c["record"].pk, "label": c["label"], "decisions": [
-            {"reviewer": d.reviewer.get_username(), "value": d.value, "note": d.note}
-            for d in c["decisions"]]} for c in selectors.conflicts_list(session=session)])
+        # A list in the records' order, label by label: the same on every request, so it pages.
+        conflicts = self.paginate_queryset(selectors.conflicts_list(session=session))
+        return self.get_paginated_response([_conflict_body(c) for c in conflicts])
 
+    @extend_schema(summary="A maintainer's resolution of a conflict (record, label, value, "
+                           "note)", request=None, responses=None)
     def post(self, request: Request, pk: int) -> Response:
         session = _session(request, pk)
         try:

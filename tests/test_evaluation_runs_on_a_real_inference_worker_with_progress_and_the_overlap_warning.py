@@ -157,7 +157,7 @@ def test_the_api_answers_202_and_the_job_ends_completed_failed_with_the_reason_o
     assert end["reason"].startswith("Cancelled after ")
     assert end["reason"].endswith(" of 200 rows.")
 
-    listed = client.get(reverse("api:model_evaluations", args=[trained.pk])).json()
+    listed = client.get(reverse("api:model_evaluations", args=[trained.pk])).json()["results"]
     assert [e["status"] for e in listed] == ["cancelled", "failed", "completed"]  # newest first
     assert EvaluationJob.objects.filter(ml_model=trained).count() == 3
 

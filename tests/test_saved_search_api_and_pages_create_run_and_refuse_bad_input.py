@@ -80,7 +80,7 @@ def test_the_api_creates_runs_and_serves_the_digest(
     assert body["status"] == "classifying"
     assert body["new"] == 3
     assert [item["pmid"] for item in body["items"]] == ["11748933", "11700088", "27797938"]
-    listed = client.get("/api/searches/", {"project": search.project_id}).json()
+    listed = client.get("/api/searches/", {"project": search.project_id}).json()["results"]
     assert {s["name"] for s in listed} == {"Telomeres and cancer", "Second"}
     detail = client.get(f"/api/searches/{search.pk}/").json()
     assert detail["latest_run"]["id"] == body["id"]

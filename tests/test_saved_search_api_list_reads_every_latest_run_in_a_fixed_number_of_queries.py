@@ -33,7 +33,7 @@ def listed(client: APIClient, project: Any) -> tuple[list[dict[str, Any]], int]:
     with CaptureQueriesContext(connection) as queries:
         response = client.get(f"/api/searches/?project={project.pk}")
     assert response.status_code == 200, response.content
-    return response.json(), len(queries)
+    return response.json()["results"], len(queries)
 
 
 def test_the_list_costs_the_same_queries_for_two_searches_or_twelve(user: Any) -> None:

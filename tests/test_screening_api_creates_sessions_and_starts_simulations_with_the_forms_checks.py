@@ -42,7 +42,7 @@ def test_a_session_is_created_with_defaults_and_a_location(team) -> None:  # noq
     assert (session.order, session.ranker_every, session.recall_target) == (
         "most_likely", 10, 0.95)
     assert body["starting_scoring"] is False
-    listed = _api(team.reviewer).get(SESSIONS).json()
+    listed = _api(team.reviewer).get(SESSIONS).json()["results"]
     assert [s["id"] for s in listed] == [session.pk]
 
 
@@ -112,7 +112,7 @@ def test_a_simulation_answers_202_and_its_location_shows_the_result(team) -> Non
     summary = done["result"]["summary"]
     assert (summary["label"], summary["records"], len(summary["runs"])) == ("oncological", 12, 2)
     assert len(done["result"]["curves"]) == 2
-    assert [r["id"] for r in api.get(SIMULATIONS).json()] == [run.pk]
+    assert [r["id"] for r in api.get(SIMULATIONS).json()["results"]] == [run.pk]
 
 
 def test_a_simulation_on_a_label_the_dataset_lacks_is_a_400(team) -> None:  # noqa: F811

@@ -71,7 +71,7 @@ def test_the_whole_loop_through_pages_and_api(team) -> None:  # noqa: F811
         "record": first["id"], "label": "oncological", "value": "yes"},
         format="json").status_code == 403
     api.force_authenticate(team.maintainer)
-    [conflict] = api.get(f"/api/screening/{session.pk}/conflicts/").json()
+    [conflict] = api.get(f"/api/screening/{session.pk}/conflicts/").json()["results"]
     assert {d["value"] for d in conflict["decisions"]} == {"yes", "no"}
     resolved = api.post(f"/api/screening/{session.pk}/conflicts/", {
         "record": first["id"], "label": "oncological", "value": "yes"}, format="json")

@@ -28,6 +28,7 @@ from classification.models import EvaluationJob, MLModel
 from classification.views.models import model_get
 from classification.views.presenters import metric_rows
 from core.diskspace import DiskFull
+from core.paging import page_of
 from dataset_management.mapping import MAPPING_FIELDS
 from dataset_management.readers import DatasetFileError
 from dataset_management.staging import upload_discard, upload_open, upload_stage
@@ -49,16 +50,18 @@ def _column_choices(request: HttpRequest) -> dict[str, Any]:
 @login_required
 @require_http_methods(["GET", "POST"])
 def model_evaluate(request: HttpRequest, pk: int) -> HttpResponse:
-    """GET: the model's past evaluations, newest first, and the upload form. POST: a file
+    """GET: the model's past evaluations, newest first and paged, and the upload form. POST: a file
     upload stages it; a token with column choices re-reads the staged file. Either way, once the
     columns are known the evaluation starts on the worker and its page follows it.
 
     Running the model on a file is classifying: the reviewer role in the model's project."""
     if request.method == "GET":
         model = model_get(request, pk)
+        page = page_of(selectors.evaluation_job_list(user=request.user, ml_model=model)
+                       .order_by("-created_at", "-pk"), request.GET.get("page"))
         return render(request, "classification/model_evaluations.html", {
             "model": model, "evaluate_form": FileUploadForm(),
-            "past": selectors.evaluation_job_list(user=request.user, ml_model=model),
+            "past": page.object_list, "page": page,
             "may": policy.actions_on(user=request.user, obj=model)})
     model = model_get(request, pk, policy.Action.CLASSIFY)
     if not model.is_trained:
