@@ -19,7 +19,9 @@ from django.utils import timezone
 from classification.batches.services import BatchError, batch_job_create_from_records
 from classification.models import BatchJob
 from core.queueing import QueueUnavailable
+from dataset_management.models import Dataset
 from dataset_management.readers import DatasetFileError
+from dataset_management.services import dataset_delete
 from literature import digest, selectors
 from literature.eutils import EutilsError
 from literature.importing import collection_version_create
@@ -38,6 +40,11 @@ LOST_REASON = ("No worker took the run (its message was lost, or no worker serve
                "queue); nothing was imported. Run the search again.")
 
 
+class _RunEnded(Exception):
+    """The run left `running` under its worker (maintenance failed it as stale while the worker
+    was merely slow): the worker stops and creates nothing."""
+
+
 def search_run_execute(*, run_id: int) -> None:
     """What the task runs: claim the queued run (once), search, import, classify."""
     if not SearchRun.objects.transition(run_id, source=S.QUEUED, target=S.RUNNING,
@@ -47,6 +54,9 @@ def search_run_execute(*, run_id: int) -> None:
                                            "search__owner").get(pk=run_id)
     try:
         _search_and_import(run=run, search=run.search)
+    except _RunEnded as exc:
+        logger.warning("saved search run %s was ended by maintenance while its worker ran (%s);"
+                       " stopping without importing anything", run_id, exc)
     except EutilsError as exc:
         search_run_fail(run_id=run_id, source=S.RUNNING, reason=exc.reason)
     except DatasetFileError as exc:
@@ -67,32 +77,61 @@ def _search_and_import(*, run: SearchRun, search: SavedSearch) -> None:
     known = (selectors.collection_pmids(dataset=search.collection)
              if search.collection is not None else set())
     new = [pmid for pmid in result.pmids if pmid not in known]
-    SearchRun.objects.filter(pk=run.pk).update(found=result.count, new=len(new), pmids=new,
-                                               requests=client.requests,
-                                               updated_at=timezone.now())
+    _still_running(run_id=run.pk, found=result.count, new=len(new), pmids=new,
+                   requests=client.requests)
     if not new:
         _complete(run_id=run.pk, source=S.RUNNING, new=0, items=[], counts=None,
                   requests=client.requests)
         return
 
     def heartbeat(done: int, total: int) -> None:
-        SearchRun.objects.filter(pk=run.pk).update(requests=client.requests,
-                                                   updated_at=timezone.now())
+        _still_running(run_id=run.pk, requests=client.requests)
 
     articles = client.articles(result=result, wanted=set(new), parse=pubmed_parse(),
                                progress=heartbeat)
     missing = len(new) - len(articles)
     owner = search.owner or run.requested_by
+    # The PMIDs fetched by id after the last page wrote no heartbeat: ask once more.
+    _still_running(run_id=run.pk, requests=client.requests)
     dataset = collection_version_create(search=search, run=run, articles=articles, owner=owner)
-    before = search.collection.row_count if search.collection is not None else 0
-    with transaction.atomic():
-        SavedSearch.objects.filter(pk=search.pk).update(collection=dataset)
-        SearchRun.objects.filter(pk=run.pk).update(
-            dataset=dataset, imported=max(0, dataset.row_count - before), new=len(articles),
-            pmids=[a["pmid"] for a in articles], requests=client.requests)
+    _collection_repoint(run=run, search=search, dataset=dataset, articles=articles,
+                        requests=client.requests)
     note = f"{missing:,} PMIDs PubMed listed but did not return" if missing else ""
     _classify(run=run, search=search, owner=owner, articles=articles, note=note,
               requests=client.requests)
+
+
+def _still_running(*, run_id: int, **fields: Any) -> None:
+    """Write `fields` and a heartbeat while the run is RUNNING; _RunEnded when it is not.
+
+    One conditional UPDATE that must change the row (core/transitions.py's pattern): the
+    maintenance step may have failed the run as stale, and its reason promises nothing was
+    imported."""
+    if not SearchRun.objects.filter(pk=run_id, status=S.RUNNING).update(
+            updated_at=timezone.now(), **fields):
+        raise _RunEnded("it is no longer running")
+
+
+def _collection_repoint(*, run: SearchRun, search: SavedSearch, dataset: Dataset,
+                        articles: list[dict[str, Any]], requests: int) -> None:
+    """Make `dataset` the search's collection, only while the run is still RUNNING.
+
+    The import can be long; a run failed while it ran leaves the new version to no one, so it
+    is deleted (the run's reason says nothing was imported) and _RunEnded is raised."""
+    before = search.collection.row_count if search.collection is not None else 0
+    with transaction.atomic():
+        # The run's row first, with a fresh heartbeat: the sweep fails only a run still silent
+        # when its own UPDATE runs, so once this commits it leaves the run alone.
+        kept = SearchRun.objects.filter(pk=run.pk, status=S.RUNNING).update(
+            dataset=dataset, imported=max(0, dataset.row_count - before), new=len(articles),
+            pmids=[a["pmid"] for a in articles], requests=requests, updated_at=timezone.now())
+        if kept:
+            SavedSearch.objects.filter(pk=search.pk).update(collection=dataset)
+    if not kept:
+        version = dataset.pk
+        dataset_delete(dataset=dataset)
+        raise _RunEnded(f"it ended while its articles were imported; version {version} "
+                        "deleted")
 
 
 def _classify(*, run: SearchRun, search: SavedSearch, owner: Any,
@@ -163,7 +202,7 @@ def search_runs_maintain() -> str:
     runs whose worker died (no heartbeat for SEARCH_RUN_STALE_SECONDS)."""
     finished = sum(search_run_finish(run=run) for run in selectors.runs_classifying())
     before = timezone.now() - timedelta(seconds=settings.SEARCH_RUN_STALE_SECONDS)
-    failed = sum(search_run_fail(run_id=run.pk, source=run.status,
+    failed = sum(search_run_fail(run_id=run.pk, source=run.status, silent_before=before,
                                  reason=STALE_REASON if run.status == S.RUNNING else LOST_REASON)
                  for run in selectors.runs_stale(before=before))
     done = [f"{finished} search digests" if finished else "",

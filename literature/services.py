@@ -180,11 +180,18 @@ def _send_on_commit(run: SearchRun) -> None:
                         on_unreachable=unreachable)
 
 
-def search_run_fail(*, run_id: int, source: str, reason: str) -> bool:
-    """End a run as failed (from `source`), and say so on its search."""
+def search_run_fail(*, run_id: int, source: str, reason: str,
+                    silent_before: datetime | None = None) -> bool:
+    """End a run as failed (from `source`), and say so on its search.
+
+    `silent_before` (the maintenance sweep's): only if the run's last heartbeat is still older,
+    checked in the same UPDATE, so a worker that wrote one since the sweep read the run keeps it.
+    """
     now = timezone.now()
-    if not SearchRun.objects.transition(run_id, source=source, target=S.FAILED, reason=reason,
-                                        finished_at=now):
+    rows = (SearchRun.objects.filter(updated_at__lt=silent_before) if silent_before
+            else SearchRun.objects.all())
+    if not rows.transition(run_id, source=source, target=S.FAILED, reason=reason,
+                           finished_at=now):
         return False
     search_id = SearchRun.objects.filter(pk=run_id).values_list("search_id", flat=True).first()
     SavedSearch.objects.filter(pk=search_id).update(last_status=S.FAILED, reason=reason,

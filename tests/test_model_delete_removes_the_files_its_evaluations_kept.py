@@ -29,8 +29,10 @@ def test_the_kept_files_of_a_deleted_models_evaluations_are_removed(
     done = services.evaluation_job_create(owner=user, ml_model=trained_model,
                                           source=DEMO_SLICE, filename="labelled.csv")
     assert services.evaluation_job_run(job_id=done.pk) == EvaluationJob.Status.COMPLETED
-    services.evaluation_job_create(owner=user, ml_model=trained_model, source=DEMO_SLICE,
-                                   filename="waiting.csv")  # still queued
+    waiting = services.evaluation_job_create(owner=user, ml_model=trained_model,
+                                             source=DEMO_SLICE, filename="waiting.csv")
+    # A queued evaluation refuses the deletion; cancelled, it keeps its file as a finished one.
+    services.evaluation_job_cancel(job=waiting, actor=user)
     kept = files_under(media_root / "evaluations")
     assert len(kept) == 2, kept
 

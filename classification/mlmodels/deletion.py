@@ -19,9 +19,10 @@ from django.db import transaction
 
 from classification import paths
 from classification.batches import storage
+from classification.jobs.adapt_encoders import ADAPT, ADAPTED
 from classification.mlmodels import searches
 from classification.mlmodels.evaluation_jobs import evaluation_folder
-from classification.models import BatchJob, MLModel, TrainingJob
+from classification.models import BatchJob, EvaluationJob, MLModel, TrainingJob
 from core import filestore
 from projects import policy
 from projects.services import activity_record
@@ -55,17 +56,16 @@ def artifact_tree_forget(*, digest: str) -> None:
 def mlmodel_delete(*, ml_model: MLModel, actor: Any = None) -> None:
     """Delete a model with its jobs and batches now, and their files once the deletion commits.
 
-    Refused (ValueError) while it trains or classifies a batch: that work would write into
-    folders this removes. Files are removed only after the commit, so a rolled-back delete keeps
-    a model whose artifact is still there (as dataset_delete does). RoleRequired unless `actor`
-    may delete in the model's project (None: the system or an operator's shell).
+    Refused (ValueError, saying what to wait for) while it trains, classifies a batch, is
+    evaluated, or is the adapted encoder a fine-tuning is reading: that work would read or
+    write folders this removes. Files are removed only after the commit, so a rolled-back
+    delete keeps a model whose artifact is still there (as dataset_delete does). RoleRequired
+    unless `actor` may delete in the model's project (None: the system or an operator's shell).
     """
     if actor is not None:
         policy.require(user=actor, action=policy.Action.DELETE, obj=ml_model)
-    if ml_model.training_jobs.filter(status__in=TrainingJob.ACTIVE_STATUSES).exists():
-        raise ValueError("Cancel the running training before deleting this model.")
-    if ml_model.batch_jobs.filter(status__in=BatchJob.ACTIVE_STATUSES).exists():
-        raise ValueError("Wait for its batches to finish (or cancel them) before deleting it.")
+    if refusal := _work_in_progress(ml_model):
+        raise ValueError(refusal)
     remove_files = _model_files_remover(ml_model)
     with transaction.atomic():
         activity_record(project=ml_model.project_id, actor=actor, verb="model_deleted",
@@ -74,6 +74,26 @@ def mlmodel_delete(*, ml_model: MLModel, actor: Any = None) -> None:
                         model=ml_model.name, model_id=ml_model.pk)
         ml_model.delete()
         transaction.on_commit(remove_files)
+
+
+def _work_in_progress(ml_model: MLModel) -> str | None:
+    """Why the model cannot be deleted yet, or None: queued work counts, as a worker may claim
+    it at any moment and then find its files gone."""
+    if ml_model.training_jobs.filter(status__in=TrainingJob.ACTIVE_STATUSES).exists():
+        return "Cancel the running training before deleting this model."
+    if ml_model.batch_jobs.filter(status__in=BatchJob.ACTIVE_STATUSES).exists():
+        return "Wait for its batches to finish (or cancel them) before deleting it."
+    if ml_model.evaluation_jobs.filter(status__in=EvaluationJob.ACTIVE_STATUSES).exists():
+        return "Wait for its evaluations to finish (or cancel them) before deleting it."
+    # An adapted model's job names its encoder only in its settings (jobs/adapt_encoders.py),
+    # and its child loads the encoder's folder when it starts or resumes.
+    fine_tunings = TrainingJob.objects.filter(
+        status__in=TrainingJob.ACTIVE_STATUSES, ml_model__model_type=ADAPTED,
+        config__encoder_model_id=ml_model.pk)
+    if ml_model.model_type == ADAPT and (job := fine_tunings.select_related("ml_model").first()):
+        return (f"The model “{job.ml_model.name}” is being fine-tuned from this adapted "
+                "encoder: wait for that training to finish (or cancel it) before deleting it.")
+    return None
 
 
 def _model_files_remover(ml_model: MLModel) -> Callable[[], None]:
