@@ -23,6 +23,13 @@ class BatchUploadSerializer(serializers.Serializer):
         "JSON Lines item): per predicted label, the words that pushed it up most. Milliseconds "
         "per article for TF-IDF models, about 1-2 s for transformers.",
     )
+    threshold = serializers.ChoiceField(
+        choices=["f1", "recall"], default="f1",
+        help_text="Which per-label thresholds choose the labels: `f1` (tuned for each label's "
+        "F1 on validation) or `recall` (set for the model's recall target on validation, 0.95 "
+        "unless trained otherwise: more labels, fewer missed). A model saved before recall "
+        "thresholds existed refuses `recall` with a 400, and nothing is queued.",
+    )
 
 
 class BatchSerializer(serializers.ModelSerializer):
@@ -56,13 +63,15 @@ class BatchSerializer(serializers.ModelSerializer):
             "id", "project", "model_id", "model_name", "status", "status_display", "phase_display",
             "filename", "total", "processed", "skipped", "progress", "eta_seconds", "is_active",
             "cancel_requested", "reason", "created_at", "started_at", "finished_at",
-            "updated_at", "url", "result_url", "calibrated",
+            "updated_at", "url", "result_url", "calibrated", "threshold",
         ]
         read_only_fields = fields
         extra_kwargs = {
             "total": {"help_text": "Articles in the file; null while they are being counted."},
             "skipped": {"help_text": "Articles without any text, left out of the CSV's labels."},
             "project": {"help_text": "The id of the project it belongs to (its model's)."},
+            "threshold": {"help_text": "The thresholds that chose its labels, as asked at "
+                          "creation: `f1` or `recall`. Its JSON Lines items say it too."},
         }
 
     def _progress(self, obj: BatchJob) -> dict:

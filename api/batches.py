@@ -47,6 +47,7 @@ class ModelBatchCreateApi(APIView):
             batch = batch_services.batch_job_create(
                 owner=request.user, ml_model=model, uploaded_file=data.validated_data["file"],
                 top_terms=data.validated_data["top_terms"],
+                threshold=data.validated_data["threshold"],
             )
         except batch_services.BatchError as exc:
             raise ValidationError({"detail": str(exc)}) from exc

@@ -13,6 +13,7 @@ from classification.engine.schema import (
 from classification.engine.types import article_text
 from classification.jobs.adapt_encoders import ADAPTED, adapted_encoder_choices
 from classification.ml_models import REGISTRY
+from classification.mlmodels.thresholds import THRESHOLD_F1, THRESHOLDS
 from classification.selectors import training_dataset_choices
 from classification.services import training_model_path_errors
 from dataset_management.models import Dataset
@@ -154,9 +155,21 @@ class TrainingJobCreateForm(forms.Form):
         return self.cleaned_data.get("name") or ""
 
 
-class ClassifyForm(forms.Form):
+def _threshold_field() -> forms.ChoiceField:
+    # Not required: a form sent without it (older pages, scripts) keeps the F1 thresholds.
+    return forms.ChoiceField(choices=[(t, t) for t in THRESHOLDS], required=False,
+                             initial=THRESHOLD_F1, label="Labels chosen by")
+
+
+class ThresholdMixin:
+    def threshold_chosen(self) -> str:
+        return self.cleaned_data.get("threshold") or THRESHOLD_F1  # type: ignore[attr-defined]
+
+
+class ClassifyForm(ThresholdMixin, forms.Form):
     title = forms.CharField(max_length=2000, required=False)
     abstract = forms.CharField(widget=forms.Textarea, required=False, max_length=100_000)
+    threshold = _threshold_field()
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -172,11 +185,12 @@ class FileUploadForm(forms.Form):
     file = forms.FileField(help_text=f"{FORMATS_SENTENCE}.")
 
 
-class BatchForm(FileUploadForm):
+class BatchForm(ThresholdMixin, FileUploadForm):
     top_terms = forms.BooleanField(
         required=False, label="Add a top_terms column",
         help_text="The words that drove each label, per article. Instant for TF-IDF models; "
         "about 1–2 s per article for a transformer.")
+    threshold = _threshold_field()
 
 
 class SearchForm(forms.Form):

@@ -328,6 +328,10 @@ class BatchJob(models.Model):
     # Asked for at creation: a top_terms column saying which words drove each label. Costs
     # milliseconds per article for TF-IDF, about a second of every core for a transformer.
     top_terms = models.BooleanField(default=False)
+    # Asked for at creation: which per-label thresholds choose the labels, each label's F1-tuned
+    # one or its recall-target one (more labels); its results say which.
+    threshold = models.CharField(max_length=10, default="f1",
+                                 choices=[("f1", "F1-tuned"), ("recall", "Recall target")])
     # 0: classified in one piece. N >= 2: cut into N BatchShard rows that every live inference
     # worker runs (batches/shards.py); `shard_layout` is what each shard's CSV needs of the
     # file (format, columns), `leader` the process cutting or assembling ("" when none).

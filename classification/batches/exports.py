@@ -17,7 +17,11 @@ from django.conf import settings
 
 from classification.batches import packing, selectors, storage
 from classification.engine.types import article_text
-from classification.mlmodels.prediction import mlmodel_article_texts, mlmodel_predict
+from classification.mlmodels.prediction import (
+    mlmodel_article_texts,
+    mlmodel_calibrated,
+    mlmodel_predict,
+)
 from classification.models import BatchJob, MLModel
 from dataset_management.articles import articles_read
 from dataset_management.export import (
@@ -75,22 +79,26 @@ def _items(path: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
 
 
-def mlmodel_predict_items(*, ml_model: MLModel, path: str | Path,
-                          filename: str | None = None) -> Iterator[dict[str, Any]]:
+def mlmodel_predict_items(*, ml_model: MLModel, path: str | Path, filename: str | None = None,
+                          threshold: str = "f1") -> Iterator[dict[str, Any]]:
     """Every article of a file, in order, as an export item with its prediction (none for an
-    article without text: its note says it was skipped). DatasetFileError for a bad file."""
+    article without text: its note says it was skipped), saying, as a batch's items do, whether
+    its probabilities are calibrated and which thresholds ("f1" or "recall") chose its labels.
+    DatasetFileError for a bad file; ValueError for recall with a model that has none."""
     path = Path(path)
+    about = {"calibrated": mlmodel_calibrated(ml_model=ml_model), "threshold": threshold}
     with articles_read(path=path, filename=filename or path.name,
                        overrides={"unlabelled": True}) as articles:
         source_format = articles.format
         for chunk in _chunks(enumerate(articles, start=1), packing.WINDOW):
             texts = mlmodel_article_texts(
                 ml_model=ml_model, articles=[a for _, a in chunk if not a.problem])
-            predictions = iter(packing.predict_packed(
-                texts, lambda some: mlmodel_predict(ml_model=ml_model, texts=some, fast=True)))
+            predictions = iter(packing.predict_packed(texts, lambda some: mlmodel_predict(
+                ml_model=ml_model, texts=some, fast=True, threshold=threshold)))
             for index, article in chunk:
-                yield prediction_item(row=index, article=article, source_format=source_format,
-                                      prediction=None if article.problem else next(predictions))
+                yield {**prediction_item(
+                    row=index, article=article, source_format=source_format,
+                    prediction=None if article.problem else next(predictions)), **about}
 
 
 def predictions_write(*, items: Iterable[dict[str, Any]], target: Path, fmt: str,

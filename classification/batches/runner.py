@@ -31,7 +31,11 @@ from classification.batches import checkpoint, packing, storage
 from classification.batches.checkpoint import Checkpoint
 from classification.batches.lifecycle import batch_job_claim, batch_job_finish
 from classification.mlmodels.explanations import mlmodel_top_terms
-from classification.mlmodels.prediction import mlmodel_article_texts, mlmodel_predict
+from classification.mlmodels.prediction import (
+    mlmodel_article_texts,
+    mlmodel_calibrated,
+    mlmodel_predict,
+)
 from classification.models import BatchJob, MLModel
 from core import filestore
 from dataset_management.articles import Article, ArticleStream, articles_read
@@ -120,13 +124,19 @@ def stream_layout(articles: ArticleStream) -> dict[str, Any]:
 
 class Outputs:
     """The two result files, written row by row in file order: the CSV (docs/contracts.md) and
-    the JSON Lines of export items that the RIS and JSON Lines downloads come from."""
+    the JSON Lines of export items that the RIS and JSON Lines downloads come from, each item
+    saying whether its probabilities are calibrated and which thresholds chose its labels.
+
+    write_window predicts with `threshold` from here, so a file cannot name other thresholds
+    than those that chose its labels."""
 
     def __init__(self, csv_out: IO[str], records_out: IO[str], *, labels: list[str],
-                 layout: dict[str, Any], top_terms: bool, header: bool) -> None:
+                 layout: dict[str, Any], top_terms: bool, header: bool,
+                 threshold: str = "f1", calibrated: bool = False) -> None:
         self.csv = csv.writer(csv_out)
         self.records = records_out
         self.labels, self.source_format = labels, layout["format"]
+        self.threshold, self.calibrated = threshold, calibrated
         self.with_id = bool(layout["identifier_kinds"])
         self.top_terms = top_terms
         # The source's own columns (identifiers, citation, a CSV's other columns), kept after
@@ -149,7 +159,17 @@ class Outputs:
         row = prediction_csv_row(item, label_names=self.labels, with_id=self.with_id,
                                  top_terms=self.top_terms, source_columns=self.source_columns)
         self.csv.writerow([csv_safe_cell(cell) for cell in row])
+        # Not in the CSV, whose columns stay as they were; the batch's page and API say it too.
+        item["calibrated"], item["threshold"] = self.calibrated, self.threshold
         self.records.write(jsonl_line(item))
+
+
+def batch_outputs(batch: BatchJob, csv_out: IO[str], records_out: IO[str], *,
+                  layout: dict[str, Any], header: bool) -> Outputs:
+    """The batch's Outputs, with its model's labels and calibration and its own choices."""
+    return Outputs(csv_out, records_out, labels=list(batch.ml_model.label_names), layout=layout,
+                   top_terms=batch.top_terms, header=header, threshold=batch.threshold,
+                   calibrated=mlmodel_calibrated(ml_model=batch.ml_model))
 
 
 def window_size() -> int:
@@ -186,9 +206,8 @@ def _classify(*, batch: BatchJob, source: Path, parts: tuple[Path, Path], progre
     with (batch_articles(batch, source) as articles,
           csv_part.open(mode, encoding="utf-8" if resume else "utf-8-sig", newline="") as csv_out,
           records_part.open(mode, encoding="utf-8") as records_out):
-        outputs = Outputs(csv_out, records_out, labels=list(ml_model.label_names),
-                          layout=stream_layout(articles), top_terms=batch.top_terms,
-                          header=resume is None)
+        outputs = batch_outputs(batch, csv_out, records_out, layout=stream_layout(articles),
+                                header=resume is None)
         window: list[tuple[int, Article]] = []
         for index, article in enumerate(articles, start=1):
             if index <= done:  # written before the worker died
@@ -220,7 +239,8 @@ def write_window(outputs: Outputs, window: list[tuple[int, Article]], ml_model: 
 
     predictions = iter(packing.predict_packed(
         mlmodel_article_texts(ml_model=ml_model, articles=todo),  # with their metadata
-        lambda texts: mlmodel_predict(ml_model=ml_model, texts=texts, fast=True),
+        lambda texts: mlmodel_predict(ml_model=ml_model, texts=texts, fast=True,
+                                      threshold=outputs.threshold),
         after_call=after_call,
     ))
     for index, article in window:

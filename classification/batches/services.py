@@ -28,6 +28,7 @@ from classification.batches.lifecycle import (
 from classification.batches.runner import BatchFileError, batch_job_run
 from classification.batches.shards import SHARD_TASK, batch_shards_work
 from classification.mlmodels.explanations import explainable
+from classification.mlmodels.thresholds import mlmodel_threshold_check
 from classification.models import BatchJob, MLModel
 from core import broker, filestore, processes
 from core.queueing import QueueUnavailable, task_send_on_commit
@@ -61,9 +62,13 @@ class BatchError(ValueError):
     """The request cannot become a batch; the message is for the person."""
 
 
-def _check(*, ml_model: MLModel, size: int | None, top_terms: bool) -> None:
+def _check(*, ml_model: MLModel, size: int | None, top_terms: bool, threshold: str) -> None:
     if not ml_model.is_trained:
         raise BatchError("Train the model before classifying with it.")
+    try:  # refused here, not by the worker: nothing is stored or queued for it
+        mlmodel_threshold_check(ml_model=ml_model, threshold=threshold)
+    except ValueError as exc:
+        raise BatchError(str(exc)) from exc
     if top_terms and not explainable(ml_model):
         raise BatchError(f"Top terms are not available for {ml_model.model_type} models: only "
                          "TF-IDF, embedding and transformer models can be explained.")
@@ -74,7 +79,7 @@ def _check(*, ml_model: MLModel, size: int | None, top_terms: bool) -> None:
 
 def _batch_job_start(
     *, owner: Any, ml_model: MLModel, filename: str, write: Callable[[IO[bytes]], None],
-    top_terms: bool,
+    top_terms: bool, threshold: str,
 ) -> BatchJob:
     """Store the input atomically, create the queued row, send the task once that commits.
 
@@ -83,7 +88,8 @@ def _batch_job_start(
     recorded as the batch's creator); the batch joins the model's project.
     """
     batch = BatchJob(owner=owner, ml_model=ml_model, project_id=ml_model.project_id,
-                     filename=filename, top_terms=top_terms, celery_task_id=str(uuid.uuid4()))
+                     filename=filename, top_terms=top_terms, threshold=threshold,
+                     celery_task_id=str(uuid.uuid4()))
     folder = storage.batch_folder(owner_id=owner.pk, batch_id=batch.pk)
     try:
         source = storage.input_store(folder=folder, filename=filename, write=write)
@@ -117,17 +123,19 @@ def _send_on_commit(batch: BatchJob) -> None:
 
 
 def batch_job_create(
-    *, owner: Any, ml_model: MLModel, uploaded_file: Any, top_terms: bool = False
+    *, owner: Any, ml_model: MLModel, uploaded_file: Any, top_terms: bool = False,
+    threshold: str = "f1",
 ) -> BatchJob:
     """A queued batch for an uploaded file of articles (any format the dataset import reads).
 
     Raises BatchError for a request that cannot be a batch, core.diskspace.DiskFull when the
     disk fills while the file is stored (no row, no file), and core.queueing.QueueUnavailable
     when the broker refuses the message (the row is then failed and its file removed), and
-    RoleRequired when `owner` may not classify in the model's project.
+    RoleRequired when `owner` may not classify in the model's project. `threshold`: "f1" or
+    "recall" (a model without recall thresholds is refused with BatchError).
     """
     policy.require(user=owner, action=policy.Action.CLASSIFY, obj=ml_model)
-    _check(ml_model=ml_model, size=uploaded_file.size, top_terms=top_terms)
+    _check(ml_model=ml_model, size=uploaded_file.size, top_terms=top_terms, threshold=threshold)
     filename = Path(uploaded_file.name or "articles").name[:200] or "articles"
 
     def write(out: IO[bytes]) -> None:
@@ -135,25 +143,25 @@ def batch_job_create(
             out.write(chunk)
 
     return _batch_job_start(owner=owner, ml_model=ml_model, filename=filename, write=write,
-                            top_terms=top_terms)
+                            top_terms=top_terms, threshold=threshold)
 
 
 def batch_job_create_from_records(
     *, owner: Any, ml_model: MLModel, records: Iterable[dict[str, str]], filename: str,
-    top_terms: bool = False,
+    top_terms: bool = False, threshold: str = "f1",
 ) -> BatchJob:
     """A queued batch for articles given as data, e.g. ``{"title": .., "abstract": ..}`` or
     ``{"text": ..}`` each; they are written as JSONL, which the batch reader reads as any
     upload."""
     policy.require(user=owner, action=policy.Action.CLASSIFY, obj=ml_model)
-    _check(ml_model=ml_model, size=None, top_terms=top_terms)
+    _check(ml_model=ml_model, size=None, top_terms=top_terms, threshold=threshold)
 
     def write(out: IO[bytes]) -> None:
         for record in records:
             out.write(json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n")
 
     return _batch_job_start(owner=owner, ml_model=ml_model, filename=f"{filename}.jsonl",
-                            write=write, top_terms=top_terms)
+                            write=write, top_terms=top_terms, threshold=threshold)
 
 
 def batch_job_cancel(*, batch: BatchJob, actor: Any = None) -> BatchJob:

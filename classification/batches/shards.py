@@ -333,9 +333,8 @@ def _shard_classify(batch: BatchJob, shard: BatchShard, *, source: Path,
     with (gzip.open(source, "rt", encoding="utf-8") as lines,
           parts[0].open(mode, encoding="utf-8", newline="") as csv_out,
           parts[1].open(mode, encoding="utf-8") as records_out):
-        outputs = runner.Outputs(csv_out, records_out, labels=list(ml_model.label_names),
-                                 layout=batch.shard_layout, top_terms=batch.top_terms,
-                                 header=False)
+        outputs = runner.batch_outputs(batch, csv_out, records_out, layout=batch.shard_layout,
+                                       header=False)  # with the batch's threshold
         window: list[tuple[int, Article]] = []
         for offset, line in enumerate(lines, start=1):
             if offset <= done:

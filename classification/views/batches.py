@@ -18,6 +18,8 @@ from django.views.decorators.http import require_GET, require_POST
 from classification.batches import exports, selectors, services
 from classification.forms import BatchForm
 from classification.history.selectors import status_changes_for
+from classification.mlmodels.prediction import mlmodel_calibrated_by_id
+from classification.mlmodels.thresholds import mlmodel_recall_target
 from classification.models import BatchJob, MLModel
 from dataset_management.export import export_response
 from projects import policy
@@ -45,7 +47,8 @@ def batch_create(request: HttpRequest) -> HttpResponse:
         # service has already failed the row and removed the file.
         batch = services.batch_job_create(owner=request.user, ml_model=model,
                                           uploaded_file=form.cleaned_data["file"],
-                                          top_terms=form.cleaned_data["top_terms"])
+                                          top_terms=form.cleaned_data["top_terms"],
+                                          threshold=form.threshold_chosen())
     except services.BatchError as exc:
         messages.error(request, str(exc))
         return redirect(back)
@@ -57,6 +60,11 @@ def batch_detail(request: HttpRequest, batch_id: str) -> HttpResponse:
     batch = batch_get(request, batch_id)
     return render(request, "classification/batch_detail.html",
                   {"batch": batch_payload(batch), "batch_id": batch.pk.hex,
+                   # What its probabilities and labels are: the same as its API says.
+                   "calibrated": mlmodel_calibrated_by_id(
+                       ml_model_ids={batch.ml_model_id})[batch.ml_model_id],
+                   "recall_target": mlmodel_recall_target(ml_model=batch.ml_model)
+                   if batch.threshold == "recall" else None,
                    "active_statuses": BatchJob.ACTIVE_STATUSES,
                    "label_prefix": settings.EXPORT_LABEL_PREFIX,
                    "status_history": status_changes_for(batch=batch),
@@ -97,7 +105,7 @@ def batch_payload(batch: BatchJob) -> dict[str, Any]:
         "model_id": batch.ml_model_id, "model_name": batch.ml_model.name,
         "created_at": batch.created_at.timestamp(), "is_active": batch.is_active,
         "is_problem": batch.is_problem,
-        "cancel_requested": batch.cancel_requested,
+        "cancel_requested": batch.cancel_requested, "threshold": batch.threshold,
         "done": batch.status == BatchJob.Status.COMPLETED,
     }
 

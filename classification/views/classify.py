@@ -12,6 +12,7 @@ from classification import selectors, services
 from classification.batches.selectors import batch_job_list
 from classification.forms import BatchForm, ClassifyForm
 from classification.mlmodels.explanations import ExplainBusy, mlmodel_explain
+from classification.mlmodels.thresholds import mlmodel_recall_target, mlmodel_threshold_check
 from classification.models import MLModel
 from classification.views.batches import batch_payload
 from projects import policy
@@ -88,6 +89,27 @@ def _explain(model: MLModel, text: str, label: str) -> tuple[dict | None, str | 
     return explanation_payload(text, result), None, 200
 
 
+def _classified(model: MLModel, form: ClassifyForm) -> tuple[dict[str, Any] | None, str | None]:
+    """(the result for the page, error): the labels under the thresholds the form chose."""
+    threshold = form.threshold_chosen()
+    try:
+        # A forged or stale choice of recall for a model without it: the same words as the API.
+        mlmodel_threshold_check(ml_model=model, threshold=threshold)
+        prediction = services.mlmodel_predict(ml_model=model, texts=[form.text()],
+                                              threshold=threshold)[0]
+    except ValueError as exc:
+        return None, str(exc)
+    return {
+        "labels": prediction["labels"],
+        "threshold": threshold,
+        "bars": sorted(
+            ({"label": k, "p": v, "pct": round(100 * v, 1), "on": k in prediction["labels"]}
+             for k, v in prediction["probabilities"].items()),
+            key=lambda b: -b["p"],
+        ),
+    }, None
+
+
 @login_required
 def classify(request: HttpRequest) -> HttpResponse:
     """The current project's trained models; classifying needs the reviewer role in the chosen
@@ -105,24 +127,11 @@ def classify(request: HttpRequest) -> HttpResponse:
         if request.POST.get("explain"):
             policy.require(user=request.user, action=policy.Action.EXPLAIN, obj=model)
     if request.method == "POST" and form.is_valid() and model is not None:
-        try:
-            prediction = services.mlmodel_predict(ml_model=model, texts=[form.text()])[0]
-        except ValueError as exc:
-            error = str(exc)
-        else:
-            result = {
-                "labels": prediction["labels"],
-                "bars": sorted(
-                    ({"label": k, "p": v, "pct": round(100 * v, 1), "on": k in prediction["labels"]}
-                     for k, v in prediction["probabilities"].items()),
-                    key=lambda b: -b["p"],
-                ),
-            }
-            # The Explain buttons submit this form again with the label: this works without
-            # JavaScript; static/js/explain.js asks classify_explain for the card instead.
-            if request.POST.get("explain"):
-                explanation, explain_error, _ = _explain(model, form.text(),
-                                                         request.POST["explain"])
+        result, error = _classified(model, form)
+        # The Explain buttons submit this form again with the label: this works without
+        # JavaScript; static/js/explain.js asks classify_explain for the card instead.
+        if result is not None and request.POST.get("explain"):
+            explanation, explain_error, _ = _explain(model, form.text(), request.POST["explain"])
     return render(request, "classification/classify.html", {
         **({"may": may} if may is not None else {}),  # the chosen model's project decides
         "models": models,
@@ -132,6 +141,8 @@ def classify(request: HttpRequest) -> HttpResponse:
         "error": error,
         "explanation": explanation,
         "explain_error": explain_error,
+        # The threshold choice is drawn only for a model that has recall thresholds.
+        "recall_target": mlmodel_recall_target(ml_model=model) if model is not None else None,
         "batch_form": BatchForm(),
         "batches": [batch_payload(b) for b in
                     batch_job_list(user=request.user, project=request.project)[:10]],

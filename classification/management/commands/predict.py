@@ -2,8 +2,10 @@
 
 OUT's extension names the format: .csv (formula-safe), .ris (every record of FILE with every
 field, the predicted labels as keywords) or .jsonl (identifiers, fields, record, prediction).
---project refuses a model of another project; --owner classifies as that person, who needs the
-reviewer role in the model's project.
+--threshold recall chooses each label by its recall-target threshold instead of its F1-tuned one
+(refused for a model saved before recall thresholds); the JSON Lines items say which, and whether
+the probabilities are calibrated. --project refuses a model of another project; --owner
+classifies as that person, who needs the reviewer role in the model's project.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from classification.management.commands._scope import (
     scope_arguments,
     user_named,
 )
+from classification.mlmodels.thresholds import THRESHOLDS, mlmodel_threshold_check
 from dataset_management.export import EXPORT_FORMATS
 from dataset_management.readers import DatasetFileError
 from projects import policy
@@ -35,11 +38,15 @@ class Command(BaseCommand):
         parser.add_argument("file", nargs="?")
         parser.add_argument("--out", help="file to write (with FILE): .csv, .ris or .jsonl")
         parser.add_argument("--text", help="classify this one text")
+        parser.add_argument("--threshold", choices=THRESHOLDS, default="f1",
+                            help="the thresholds that choose the labels: each label's F1-tuned "
+                                 "one (the default) or the one set for the model's recall "
+                                 "target on validation (more labels)")
         scope_arguments(parser, owner_help="run as this user, who must be a reviewer (or "
                                            "above) of the model's project")
 
     def handle(self, *args, model_id: int, file: str | None, out: str | None,
-               text: str | None, **options) -> None:
+               text: str | None, threshold: str = "f1", **options) -> None:
         model = selectors.mlmodel_get(model_id=model_id)
         if model is None:
             raise CommandError(f"No model {model_id}")
@@ -47,9 +54,14 @@ class Command(BaseCommand):
         role_check(user=user_named(options["owner"]), action=policy.Action.CLASSIFY, obj=model)
         if bool(text) == bool(file):
             raise CommandError("Give either FILE --out OUT.csv|.ris|.jsonl or --text '...'")
+        try:  # before anything is read or written
+            mlmodel_threshold_check(ml_model=model, threshold=threshold)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
         if text:
             try:
-                result = services.mlmodel_predict(ml_model=model, texts=[text])[0]
+                result = services.mlmodel_predict(ml_model=model, texts=[text],
+                                                  threshold=threshold)[0]
             except ValueError as exc:
                 raise CommandError(str(exc)) from exc
             self.stdout.write(json.dumps(result))
@@ -62,7 +74,7 @@ class Command(BaseCommand):
             raise CommandError(f"--out must end in .csv, .ris or .jsonl (not '{target.name}'): "
                                "the extension names the format")
         try:
-            items = mlmodel_predict_items(ml_model=model, path=file)
+            items = mlmodel_predict_items(ml_model=model, path=file, threshold=threshold)
             classified, skipped = predictions_write(
                 items=items, target=target, fmt=fmt, label_names=list(model.label_names))
         except (ValueError, DatasetFileError) as exc:
