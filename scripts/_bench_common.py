@@ -15,6 +15,32 @@ if str(ROOT) not in sys.path:
 from classification.engine.data import read_challenge_csv, stratified_split  # noqa: E402
 from classification.engine.types import TextData  # noqa: E402
 
+# The vector flags that decide a CPU's inference speed, and the kinds issue 29 compares.
+SPEED_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8",
+               "amx_bf16")
+
+
+def cpu_flags() -> list[str]:
+    """This CPU's SPEED_FLAGS, as /proc/cpuinfo lists them (empty off Linux)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return []
+    flags = next((set(line.split(":", 1)[1].split()) for line in text.splitlines()
+                  if line.startswith("flags")), set())
+    return [flag for flag in SPEED_FLAGS if flag in flags]
+
+
+def cpu_kind(flags: list[str] | None = None) -> str:
+    """AMX, AVX512-BF16 (no AMX), AVX512, AVX2 or older: the rows of a per-kind speed table."""
+    have = set(cpu_flags() if flags is None else flags)
+    for kind, flag in (("AMX", "amx_tile"), ("AVX512-BF16", "avx512_bf16"),
+                       ("AVX512", "avx512f"), ("AVX2", "avx2")):
+        if flag in have:
+            return kind
+    return "pre-AVX2"
+
+
 # The app's demo file (byte-identical to the challenge's train.csv, see demo_data/SOURCE.md).
 DEMO_CSV = ROOT / "demo_data" / "medlit_challenge.csv"
 

@@ -52,17 +52,6 @@ def _fine_tune(path: str, train: Any, args: argparse.Namespace, scratch: Path, n
     return sum(len(ids) for ids in lengths) / clf.timings["train_seconds"]
 
 
-def _cpu_flags() -> list[str]:
-    """The CPU's vector flags that decide its speed (AVX2, AVX-512, bf16, AMX)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return []
-    flags = next((line.split(":", 1)[1].split() for line in text.splitlines()
-                  if line.startswith("flags")), [])
-    return sorted(f for f in flags if f.startswith(("avx", "amx")))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="minilm")
@@ -91,7 +80,7 @@ def main() -> None:
     print(json.dumps({
         "model": args.model, "rows": len(train), "batch": args.batch,
         "max_length": args.max_length, "device": plan.device, "dtype": plan.dtype,
-        "cpu_flags": _cpu_flags(),
+        "cpu_flags": common.cpu_flags(),
         "adapt_tokens_per_second": round(adapt, 1),
         "fine_tune_tokens_per_second": round(tune, 1),
         "adapt_over_fine_tune": round(adapt / tune, 3),

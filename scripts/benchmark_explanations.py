@@ -34,17 +34,6 @@ import _bench_common as common
 import numpy as np
 
 
-def cpu_flags() -> list[str]:
-    wanted = {"avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile"}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return sorted(wanted & set(line.split(":", 1)[1].split()))
-    except OSError:
-        pass
-    return []
-
-
 def labels_of(*parts: Any) -> list[str]:
     return sorted({label for data in parts for row in data.labels for label in row})
 
@@ -139,7 +128,7 @@ def main() -> None:
     train_data, val, test = common.load_split(args.csv, None, args.seed)
     rng = np.random.default_rng(args.seed)
     texts = [test.texts[i] for i in rng.choice(len(test), size=args.texts, replace=False)]
-    print(f"CPU: {platform.processor() or platform.machine()}, flags {cpu_flags()}, "
+    print(f"CPU: {platform.processor() or platform.machine()}, flags {common.cpu_flags()}, "
           f"{os.cpu_count()} cores, torch threads {plan.threads}, dtype {plan.dtype}; "
           f"load average {load_before[0]:.2f} (other processes share these cores)", flush=True)
     print(f"{len(texts)} abstracts from the test split, median "
@@ -166,7 +155,7 @@ def main() -> None:
         results.append(measure("minilm_embed_logreg", embed, texts, args.repeats))
     load_after = os.getloadavg()
     print(f"load average at the end {load_after[0]:.2f}", flush=True)
-    print(json.dumps({"cpu_flags": cpu_flags(), "threads": plan.threads, "dtype": plan.dtype,
+    print(json.dumps({"cpu_flags": common.cpu_flags(), "threads": plan.threads, "dtype": plan.dtype,
                       "load_average": [load_before[0], load_after[0]], "results": results}))
 
 

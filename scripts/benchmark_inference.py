@@ -28,6 +28,9 @@ The model: --model-dir, an artifact folder written by the engine's save() (for i
 `scripts/benchmark_training.py --save-engine DIR`), or else a MiniLM fine-tuned here for one
 epoch on --train-rows demo rows.
 
+It prints the CPU's kind (AMX, AVX512-BF16, AVX512, AVX2) and the vector flags it found, since
+the speed-ups differ per kind.
+
 Usage: python scripts/benchmark_inference.py [--model-dir DIR] [--texts 400] [--repeats 3]
 Last line: one JSON object.
 """
@@ -164,7 +167,8 @@ def main() -> None:
     print(f"model={model_dir} (trained here in {trained_in:.0f} s)\n"
           f"texts={len(texts)} mean tokens={np.mean(lengths):.0f} max_length={max_length} "
           f"threads={threads} (physical cores {psutil.cpu_count(logical=False)}) "
-          f"plan dtype={clf.device_plan.dtype} load={psutil.getloadavg()[0]:.1f}")
+          f"plan dtype={clf.device_plan.dtype} load={psutil.getloadavg()[0]:.1f}\n"
+          f"cpu kind={common.cpu_kind()} flags={' '.join(common.cpu_flags()) or 'none'}")
 
     sides: dict[str, Callable[[list[str]], np.ndarray]] = {
         "pipeline": lambda t: pipeline_loop(pipe, t, max_length, list(clf.label_names)),
@@ -196,6 +200,7 @@ def main() -> None:
     result: dict[str, Any] = {
         "texts": len(texts), "mean_tokens": float(np.mean(lengths)), "max_length": max_length,
         "threads": threads, "repeats": args.repeats, "plan_dtype": clf.device_plan.dtype,
+        "cpu_kind": common.cpu_kind(), "cpu_flags": common.cpu_flags(),
         "fp32_peak_gflops": peak, "fp32_ceiling_texts_per_second": ceiling,
         "load_average": psutil.getloadavg()[0], "sides": {},
     }
