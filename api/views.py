@@ -278,12 +278,7 @@ class ModelPredictApi(APIView):
         texts = data.texts_to_classify()
         threshold = data.validated_data["threshold"]
         if len(texts) > settings.SYNC_PREDICT_MAX_TEXTS:
-            if threshold != "f1":
-                raise ValidationError({"threshold": [
-                    f"threshold=recall is answered inline only: send at most "
-                    f"{settings.SYNC_PREDICT_MAX_TEXTS} texts (SYNC_PREDICT_MAX_TEXTS) per "
-                    f"request, or leave threshold at f1 for a batch."]})
-            return self._as_batch(request, model, data, texts)
+            return self._as_batch(request, model, data, texts, threshold=threshold)
         try:
             predictions = services.mlmodel_predict(
                 ml_model=model, threshold=threshold, texts=services.mlmodel_texts(
@@ -296,7 +291,7 @@ class ModelPredictApi(APIView):
         }).data)
 
     def _as_batch(self, request: Request, model: MLModel, data: s.PredictInputSerializer,
-                  texts: list[str]) -> Response:
+                  texts: list[str], *, threshold: str) -> Response:
         # The same refusal the inline path gives, before anything is queued.
         empty = [i for i, text in enumerate(texts, start=1) if not text.strip()]
         if empty:
@@ -305,7 +300,7 @@ class ModelPredictApi(APIView):
         try:
             batch = batch_services.batch_job_create_from_records(
                 owner=request.user, ml_model=model, records=data.records_for_batch(),
-                filename="predict-request",
+                filename="predict-request", threshold=threshold,
             )
         except batch_services.BatchError as exc:
             raise ValidationError({"detail": str(exc)}) from exc

@@ -79,10 +79,20 @@ def test_bad_thresholds_are_refused_naming_the_field(client: APIClient, trained_
     unknown = client.post(url, {"texts": TEXTS, "threshold": "precision"}, format="json")
     assert unknown.status_code == 400
     assert "threshold" in unknown.json()
+
+
+def test_more_texts_than_answered_inline_become_a_batch_that_keeps_the_recall_threshold(
+        client: APIClient, trained_model: Any, old_model: Any, settings: Any) -> None:
     many = ["an article about the heart"] * (settings.SYNC_PREDICT_MAX_TEXTS + 1)
-    over = client.post(url, {"texts": many, "threshold": "recall"}, format="json")
-    assert over.status_code == 400
-    assert "answered inline only" in over.json()["threshold"][0]
+    over = client.post(f"/api/models/{trained_model.pk}/predict/",
+                       {"texts": many, "threshold": "recall"}, format="json")
+    assert over.status_code == 202, over.content
+    assert BatchJob.objects.get(pk=over.json()["id"]).threshold == "recall"
+    refused = client.post(f"/api/models/{old_model.pk}/predict/",
+                          {"texts": many, "threshold": "recall"}, format="json")
+    assert refused.status_code == 400
+    assert "recall thresholds" in refused.json()["detail"]
+    assert not BatchJob.objects.filter(ml_model=old_model).exists()
 
 
 def test_a_batch_says_whether_its_probabilities_are_calibrated(
