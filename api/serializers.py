@@ -380,7 +380,7 @@ class PredictInputSerializer(serializers.Serializer):
         help_text="Which per-label thresholds decide the labels: `f1` (tuned for each label's "
         "F1 on validation) or `recall` (set for the model's recall target on validation, "
         "0.95 unless trained otherwise: every label reaching its threshold, so more labels). "
-        "`recall` is answered inline only, up to SYNC_PREDICT_MAX_TEXTS texts.")
+        "A batch made of more than SYNC_PREDICT_MAX_TEXTS texts keeps the choice.")
 
     def validate_articles(self, value: list[dict]) -> list[dict]:
         if len(value) > 1000:
