@@ -57,17 +57,24 @@ def test_each_lever_runs_alone_and_combined_with_mean_and_spread(tmp_path: Path)
     assert rows["metadata"]["calibration"] == "none"
     # Only the journal tells the label: text alone is near chance, the journal lifts it.
     assert rows["metadata"]["macro_f1"]["mean"] > rows["none"]["macro_f1"]["mean"] + 0.2
-    assert rows["all"]["levers_used"] == ["calibration", "metadata"]
+    assert rows["all"]["levers_used"] == ["calibration", "metadata", "self_training"]
     assert rows["all"]["metadata_used"] == ["journal", "mesh"]
 
     assert rows["tapt"]["status"] == "not run"
     assert rows["tapt"]["left_out"]["tapt"].startswith("not applicable")
     assert "micro_f1" not in rows["tapt"]
-    reason = result["availability"]["self_training"]
-    if reason is not None:  # not in the code (yet): said so, and no number made up
-        assert rows["self_training"] == {"status": "not run",
-                                         "left_out": {"self_training": reason}}
-        assert rows["all"]["left_out"]["self_training"] == reason
+    # Self-training: 30% of the training rows keep their labels, the rest are its unlabelled
+    # texts; the row says what it did and what the labelled part alone scored.
+    assert result["availability"]["self_training"] is None
+    row = rows["self_training"]
+    assert (row["status"], row["levers_used"]) == ("measured", ["self_training"])
+    for seed_run in row["self_training"]:
+        assert seed_run["labelled"] + seed_run["unlabelled"] == result["n_train"]
+        assert abs(seed_run["labelled"] - 0.3 * result["n_train"]) <= 1
+        assert len(seed_run["validation_macro_f1"]) == 1 + len(seed_run["rows_added"]) <= 3
+        assert 0 <= seed_run["kept_round"] <= len(seed_run["rows_added"])
+        assert 0.0 <= seed_run["labelled_only_macro_f1"] <= 1.0
+    assert "training rows labelled (30%)" in row["note"]
 
 
 def test_an_unknown_lever_is_refused_by_name(tmp_path: Path) -> None:

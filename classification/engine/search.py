@@ -144,6 +144,10 @@ class SearchRun(SearchOutcome):
                 logger.error("search: %s", why)  # a registry entry without its space: a bug
                 self.excluded[spec.key] = why
                 continue
+            if spec.weights == "model_path" and not config.model_path:
+                # The adapted kind's encoder: named by the job, gone since (its files deleted).
+                self.excluded[spec.key] = "its adapted encoder's files are not on this machine"
+                continue
             # A search never waits on a download it may not make: such a kind is left out.
             found = model_availability(spec.key, local_dir=config.model_dir)
             if found["status"] == "unreachable" or (
@@ -404,8 +408,11 @@ class SearchRun(SearchOutcome):
         return clf
 
     def _config(self, spec: ModelSpec, chosen: dict[str, Any], number: int) -> TrainConfig:
+        # A search's model_path is its adapted encoder's folder: the adapted kind's alone.
+        path = self.config.model_path if spec.weights == "model_path" or not \
+            self.config.encoder_model_id else None
         return dataclasses.replace(
-            self.config, **chosen, output_dir=str(self._work_dir(number)),
+            self.config, **chosen, output_dir=str(self._work_dir(number)), model_path=path,
             resume_from_checkpoint=None, search_candidates=[], member_paths=[])
 
     def _work_dir(self, number: int) -> Path:

@@ -19,7 +19,7 @@ from classification import ml_models, paths
 from classification.jobs import adapt_encoders, routing
 from classification.jobs.resume_notes import training_job_resume_words
 from classification.jobs.self_training import self_training_sources_require
-from classification.mlmodels.searches import SEARCH, search_candidates_clean
+from classification.mlmodels.searches import SEARCH, search_adapted_plan, search_candidates_clean
 from classification.model_paths import model_path_problem
 from classification.models import MLModel, TrainingJob
 from core import processes, queueing
@@ -149,6 +149,11 @@ def training_job_create(
     if owner is not None:
         action = policy.Action.ENSEMBLE if model_type == "ensemble" else policy.Action.TRAIN
         policy.require(user=owner, action=action, obj=dataset)
+        if model_type == SEARCH:
+            # Every door (page, API, command line) gets the encoder adapted on this dataset as
+            # one more kind; a search that already has it (search_create) is left as it is.
+            config.update(search_adapted_plan(owner=owner, dataset=dataset,
+                                              candidates=config["search_candidates"]))
     adapt_encoders.adapted_encoder_require(owner=owner, model_type=model_type, config=config)
     self_training_sources_require(dataset=dataset, model_type=model_type, config=config)
     if not dataset.is_trainable:

@@ -94,6 +94,7 @@ def build_config(job: TrainingJob, writer: ProgressWriter) -> ml_models.TrainCon
         config.search_storage = searches.search_storage_url()
         config.search_study = searches.search_study_name(job=job)
         config.search_clock_start = searches.search_clock_start(job=job)
+        searches.search_adapted_apply(config=config, job=job)  # its adapted kind's encoder
     if job.attempt > 1 and (fetched := checkpoint_sync.checkpoint_restore(
             job=job, output_dir=output_dir)):
         writer.line(f"{fetched} fetched from the shared storage (saved by another node)")

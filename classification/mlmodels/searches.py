@@ -1,6 +1,10 @@
 """Model searches ("Find the best model"): which candidates a search may try, where its Optuna
 study lives, and what a finished one chose. Starting one is a job: jobs/searches.py.
 
+A search also fine-tunes an adapted encoder (the `adapted` kind) when its owner can see one
+adapted on the search's dataset (search_adapted_plan); the job keeps which one, and the worker
+finds its folder on its own node (search_adapted_apply).
+
 The study lives in the app's own database (Optuna's RDB storage creates its tables there on
 first use), named after the job, so Resume continues it. The URL is built from the live
 connection at run time, never stored in the job: it may carry a password.
@@ -15,9 +19,16 @@ from django.db import connection
 from django.utils import timezone
 
 from classification import ml_models
-from classification.models import TrainingJob
+from classification.jobs import adapt_encoders
+from classification.models import MLModel, TrainingJob
 
 SEARCH = "search"
+ADAPTED = adapt_encoders.ADAPTED
+# The job setting that names the adapted encoder a search fine-tunes: MedLitBot's own, set when
+# the search is created (never a person's), so a resumed search fine-tunes the same encoder.
+ADAPTED_ENCODER = "search_adapted_encoder"
+# Short names of adapt bases, for "MiniLM adapted on <dataset>" (others: the kind's label).
+BASE_NAMES = {"minilm": "MiniLM"}
 
 
 def search_storage_url() -> str:
@@ -110,3 +121,56 @@ def search_winner(*, metrics: dict[str, Any] | None) -> dict[str, Any]:
     """What a finished search chose: {"model_type", "params", "validation_macro_f1", ...}, or
     {} for any other model."""
     return dict(((metrics or {}).get("search") or {}).get("winner") or {})
+
+
+def search_adapted_encoder(*, owner: Any, dataset: Any) -> MLModel | None:
+    """The most recent finished adapt model `owner` may see (projects/policy) whose encoder read
+    `dataset`, on its training texts only; None when there is none.
+
+    Reading the dataset means its test rows were left out (jobs/adapt.adapt_corpus_collect);
+    training texts only means its validation rows too, on which a search scores transformers:
+    an encoder that had read them would be judged on text it was trained on."""
+    for encoder in adapt_encoders.adapted_encoder_choices(user=owner, project=dataset.project_id):
+        params = encoder.parameters or {}
+        if (str(dataset.pk) in [str(i) for i in params.get("adapt_datasets") or []]
+                and params.get("adapt_training_only", True)):
+            return encoder
+    return None
+
+
+def search_adapted_label(*, encoder: MLModel, dataset: Any) -> str:
+    """How a search names the kind that fine-tunes `encoder`: "MiniLM adapted on Demo"."""
+    base = str((encoder.parameters or {}).get("adapt_base") or "minilm")
+    spec = ml_models.REGISTRY.get(base)
+    name = BASE_NAMES.get(base) or (spec.label.split(" (")[0] if spec else base)
+    return f"{name} adapted on {getattr(dataset, 'name', 'its dataset')}"
+
+
+def search_adapted_plan(*, owner: Any, dataset: Any, candidates: list[str]) -> dict[str, Any]:
+    """The settings that add the adapted kind to a search over `candidates` (cleaned): the
+    candidates with `adapted` appended and the encoder it fine-tunes; {} when the search tries
+    no transformer (the person narrowed it to other kinds) or no encoder fits."""
+    kinds = [ml_models.REGISTRY[key].kind for key in candidates if key in ml_models.REGISTRY]
+    if ADAPTED in candidates or "transformer" not in kinds:
+        return {}
+    encoder = search_adapted_encoder(owner=owner, dataset=dataset)
+    if encoder is None:
+        return {}
+    return {"search_candidates": [*candidates, ADAPTED], ADAPTED_ENCODER: {
+        "id": encoder.pk, "name": encoder.name,
+        "label": search_adapted_label(encoder=encoder, dataset=dataset)}}
+
+
+def search_adapted_apply(*, config: Any, job: TrainingJob) -> None:
+    """In the worker: point the search's `adapted` kind at its encoder's folder on this node
+    (TrainConfig.model_path, which the search gives that kind alone). An encoder deleted since
+    leaves model_path empty, and the search skips the kind with that reason."""
+    chosen = (job.config or {}).get(ADAPTED_ENCODER) or {}
+    if not chosen.get("id") or ADAPTED not in config.search_candidates:
+        return
+    config.encoder_model_id = int(chosen["id"])
+    try:
+        config.model_path = adapt_encoders.adapted_encoder_path(
+            encoder_model_id=config.encoder_model_id)
+    except RuntimeError:
+        config.model_path = None
