@@ -1,5 +1,5 @@
-"""The int8 fast path (ONNX Runtime) is built when a transformer is trained, judged on the
-validation split with its own decision rules, saved in the artifact, and taken by
+"""The int8 fast path (OpenVINO or ONNX Runtime) is built when a transformer is trained, judged
+on the validation split with its own decision rules, saved in the artifact, and taken by
 predict(fast=True) only when its validation macro-F1 is within the stated tolerance; otherwise,
 or where it cannot run, the standard path answers."""
 
@@ -42,14 +42,17 @@ def test_training_builds_and_judges_the_fast_path_on_validation(trained_tiny_ber
     clf, events = trained_tiny_bert
     verdict = clf.fast_path
     assert verdict["built"] is True, verdict
-    assert verdict["kind"] == "onnx-int8"
+    # The first recipe batches may use: OpenVINO's where it keeps quality and speed, else ONNX
+    # Runtime's (which of them wins depends on this CPU's timing).
+    assert verdict["kind"] in ("openvino-int8", "onnx-int8")
+    assert verdict["file"] == fast_inference.recipe_file(verdict["recipe"])
     assert verdict["used"] == (
         verdict["val_macro_f1"] >= verdict["standard_val_macro_f1"] - fast_inference.TOLERANCE
         and verdict["speedup"] >= fast_inference.MIN_SPEEDUP)
     assert 0 < verdict["max_prob_diff"] < MAX_PROB_DIFF
     assert len(verdict["thresholds"]) == len(clf.label_names)  # its own rules, tuned again
     assert any("fast inference path" in str(e.get("message", "")) for e in events)
-    assert (saved / fast_inference.FILE).stat().st_size > 0
+    assert (saved / verdict["file"]).stat().st_size > 0
     assert json.loads((saved / "manifest.json").read_text())["fast_path"] == verdict
 
 
@@ -88,7 +91,7 @@ def test_a_model_loaded_without_its_int8_file_falls_back_to_the_standard_path(
     saved: Path, demo_split: tuple, tmp_path: Path
 ) -> None:
     target = edit_manifest(saved, tmp_path / "nofile", used=True)
-    (target / fast_inference.FILE).unlink()
+    (target / json.loads((target / "manifest.json").read_text())["fast_path"]["file"]).unlink()
     loaded = load_classifier(str(target))
     assert loaded.fast_path["used"] is False
     assert "cannot run on this machine: its file is missing" in loaded.fast_path["reason"]

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from . import openvino_int8
 from .batching import length_sorted_batches, probabilities
 from .device import plan_device
 from .metrics import compute_metrics
@@ -57,8 +58,8 @@ OPSET = 17
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
-def unavailable_reason(device: str) -> str | None:
-    """Why this machine cannot build or run the fast path; None when it can."""
+def unavailable_reason(device: str, recipe: str = "int8") -> str | None:
+    """Why this machine cannot build or run the fast path (of that recipe); None when it can."""
     if device != "cpu":
         # int8 dynamic quantization is a CPU technique; a GPU runs the standard path in bf16/fp16.
         return f"the model runs on {device.upper()}, where the standard path is the fast one"
@@ -67,7 +68,12 @@ def unavailable_reason(device: str) -> str | None:
         import onnxruntime  # noqa: F401
     except ImportError as exc:
         return f"ONNX Runtime is not installed ({exc.name})"
-    return None
+    return openvino_int8.unavailable_reason() if recipe == openvino_int8.RECIPE else None
+
+
+def recipe_file(recipe: str | None) -> str:
+    """Where a recipe's graph lives in an artifact (ONNX Runtime's recipes share FILE)."""
+    return openvino_int8.FILE if recipe == openvino_int8.RECIPE else FILE
 
 
 def _logits_only(model: Any, names: list[str]) -> Any:
@@ -157,33 +163,57 @@ def _fuse(fp32: Path, config: Any, target: Path) -> bool:
 
 
 # Quantization recipes, fastest first; each model is judged on validation with each in turn and
-# keeps the first that batches may use. "int8": every MatMul and fused Attention (1.57x the
-# second on MiniLM, fused); "ffn-fp32": the feed-forward output projections stay fp32, for
-# models whose GELU outliers cost the first recipe its quality (_ffn_outputs).
-RECIPES = ("int8", "ffn-fp32")
+# keeps the first that batches may use. "openvino-int8": static int8 in OpenVINO
+# (openvino_int8.py; 1.5x ONNX Runtime's "int8" on MiniLM, AVX512-BF16), where it is installed.
+# "int8": ONNX Runtime's dynamic int8 of every MatMul and fused Attention (1.57x the next on
+# MiniLM, fused); "ffn-fp32": the feed-forward output projections stay fp32, for models whose
+# GELU outliers cost the first recipes their quality (_ffn_outputs).
+RECIPES = (openvino_int8.RECIPE, "int8", "ffn-fp32")
 
 
-def export_int8(*, model: Any, tokenizer: Any, target: Path, recipe: str = "ffn-fp32") -> float:
-    """Write the model as an int8 ONNX graph to target (atomically); seconds it took."""
-    import onnx
+def _export_fp32(model: Any, tokenizer: Any, fp32: Path) -> list[str]:
+    """The model as an fp32 ONNX graph with dynamic batch and length; its input names."""
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    started = time.perf_counter()
     example = tokenizer(["fast path example", "a second, longer example text"], padding=True,
                         return_tensors="pt")
     names = [k for k in _INPUTS if k in example]
     wrapped = _logits_only(model.float().cpu().eval(), names)
+    with torch.inference_mode(), _eager_attention(model):
+        # The TorchScript exporter: the dynamo one needs onnxscript and re-traces per shape.
+        torch.onnx.export(
+            wrapped, tuple(example[k] for k in names), str(fp32), input_names=names,
+            output_names=["logits"], opset_version=OPSET, dynamo=False,
+            dynamic_axes={k: {0: "batch", 1: "tokens"} for k in names},
+        )
+    return names
+
+
+def _padded_batches(tokenizer: Any, texts: list[str], max_length: int,
+                    names: list[str]) -> list[dict[str, np.ndarray]]:
+    encoded, batches = length_sorted_batches(tokenizer, texts, max_length)
+    return [dict(tokenizer.pad([{k: encoded[k][i] for k in names} for i in batch],
+                               padding=True, return_tensors="np")) for batch in batches]
+
+
+def export_int8(*, model: Any, tokenizer: Any, target: Path, recipe: str = "ffn-fp32",
+                calibration_texts: list[str] | None = None, max_length: int = 256) -> float:
+    """Write the model as an int8 graph of `recipe` to target (atomically); seconds it took.
+    The OpenVINO recipe measures its activation scales on `calibration_texts`."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    started = time.perf_counter()
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="medlitbot-onnx-") as scratch, _quiet():
         fp32 = Path(scratch) / "model.onnx"
-        with torch.inference_mode(), _eager_attention(model):
-            # The TorchScript exporter: the dynamo one needs onnxscript and re-traces per shape.
-            torch.onnx.export(
-                wrapped, tuple(example[k] for k in names), str(fp32), input_names=names,
-                output_names=["logits"], opset_version=OPSET, dynamo=False,
-                dynamic_axes={k: {0: "batch", 1: "tokens"} for k in names},
-            )
+        names = _export_fp32(model, tokenizer, fp32)
+        if recipe == openvino_int8.RECIPE:
+            if not calibration_texts:
+                raise ValueError("static int8 needs calibration texts")
+            openvino_int8.quantize(fp32=fp32, target=target, batches=_padded_batches(
+                tokenizer, calibration_texts, max_length, names))
+            return time.perf_counter() - started
         fused = Path(scratch) / "model.fused.onnx"
         source = fused if _fuse(fp32, model.config, fused) else fp32
         part = Path(scratch) / "model.int8.onnx"
@@ -231,8 +261,10 @@ def verdict(*, standard_f1: float, fast_f1: float, agreement: float, max_prob_di
             f"{MIN_SPEEDUP}x that makes it worth using ({figures})")
     else:
         used, reason = True, f"{figures}: no more than {TOLERANCE} lower, at {speedup:.1f}x speed"
+    recipe = rules.get("recipe")
     return {
-        "kind": KIND, "file": FILE, "built": True, "used": used, "reason": reason,
+        "kind": openvino_int8.KIND if recipe == openvino_int8.RECIPE else KIND,
+        "file": recipe_file(recipe), "built": True, "used": used, "reason": reason,
         "tolerance": TOLERANCE, "val_macro_f1": fast_f1, "standard_val_macro_f1": standard_f1,
         "decision_agreement": agreement, "max_prob_diff": max_prob_diff, "speedup": speedup,
         "build_seconds": seconds, **rules,
@@ -274,7 +306,9 @@ class FastPathMixin:
     fast_path: dict[str, Any]
     _fast_file: Path | None
     _fast_scratch: tempfile.TemporaryDirectory[str] | None
-    _onnx: OnnxLogits | None
+    _onnx: OnnxLogits | openvino_int8.OpenVinoLogits | None
+    # Training texts the OpenVINO recipe calibrates on (set by fit; validation judges it).
+    _fast_calibration: list[str]
 
     def _build_fast_path(
         self, val: TextData, prob: np.ndarray, progress_cb: ProgressCallback
@@ -294,7 +328,9 @@ class FastPathMixin:
             self._fast_scratch = tempfile.TemporaryDirectory(prefix="medlitbot-fast-")
             judged: list[tuple[dict[str, Any], Path]] = []
             for recipe in RECIPES:
-                self._fast_file = Path(self._fast_scratch.name) / recipe / FILE
+                if unavailable_reason(plan.device, recipe):
+                    continue  # OpenVINO not installed: ONNX Runtime's recipes still run
+                self._fast_file = Path(self._fast_scratch.name) / recipe / recipe_file(recipe)
                 judged.append((self._fast_judge(val, prob, plan.device, recipe),
                                self._fast_file))
                 if judged[-1][0]["used"]:
@@ -313,7 +349,9 @@ class FastPathMixin:
                     recipe: str) -> dict[str, Any]:
         """Export one recipe to self._fast_file and its verdict on validation."""
         seconds = export_int8(model=self.model, tokenizer=self.tokenizer,
-                              target=self._fast_file, recipe=recipe)
+                              target=self._fast_file, recipe=recipe,
+                              calibration_texts=getattr(self, "_fast_calibration", None)
+                              or val.texts, max_length=self.max_length)
         self.model.to(device)  # export moved it to the CPU; put it back
         self._onnx = None
         speedup = self._fast_speedup(val.texts[:SPEED_SAMPLE])
@@ -360,12 +398,14 @@ class FastPathMixin:
         return timings[0] / max(timings[1], 1e-9)
 
     def predict_proba_fast(self, texts: list[str]) -> np.ndarray:
-        """Probabilities from the int8 ONNX graph, in length-sorted padded batches."""
+        """Probabilities from the int8 graph, in length-sorted padded batches."""
         if self._fast_file is None or not self._fast_file.is_file():
             raise RuntimeError("This model has no fast inference path")
         if self._onnx is None:
             threads = (self.device_plan or plan_device()).threads
-            self._onnx = OnnxLogits(self._fast_file, threads)
+            runtime = (openvino_int8.OpenVinoLogits if self._fast_file.suffix == ".xml"
+                       else OnnxLogits)
+            self._onnx = runtime(self._fast_file, threads)
         encoded, batches = length_sorted_batches(self.tokenizer, texts, self.max_length)
         keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
         out = np.zeros((len(texts), len(self.label_names)), dtype=np.float64)

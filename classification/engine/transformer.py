@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import cpu_attention, fast_inference, gpu_batch
+from . import cpu_attention, fast_inference, gpu_batch, openvino_int8
 from .artifacts import atomic_save
 from .base import BaseClassifier
 from .batching import forward_batches
@@ -64,7 +64,8 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
         # The int8 graph: built in a scratch folder by fit, copied into the artifact by save.
         self._fast_file: Path | None = None
         self._fast_scratch: tempfile.TemporaryDirectory[str] | None = None
-        self._onnx: fast_inference.OnnxLogits | None = None
+        self._onnx: fast_inference.OnnxLogits | openvino_int8.OpenVinoLogits | None = None
+        self._fast_calibration: list[str] = []
         self._gpu_choice: gpu_batch.BatchChoice | None = None
 
     # ---- training -------------------------------------------------------------------------
@@ -157,6 +158,7 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
             train, train_ds, val_ds, config, plan, output_dir, progress_cb, should_stop
         )
         self._train(trainer, forwarder, config, output_dir, resume, progress_cb)
+        self._fast_calibration = openvino_int8.calibration_sample(train.texts)
         self._tune_on_validation(trainer, val, progress_cb)
         self.timings["fit_seconds"] = time.perf_counter() - started
         if not config.output_dir:
@@ -386,8 +388,9 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
             self.model.save_pretrained(tmp)
             self.tokenizer.save_pretrained(tmp)
             if self._fast_file is not None and self._fast_file.is_file():
-                (tmp / fast_inference.FILE).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(self._fast_file, tmp / fast_inference.FILE)
+                # The chosen recipe's folder alone: its graph (and OpenVINO's weights file).
+                shutil.copytree(self._fast_file.parent,
+                                tmp / Path(fast_inference.FILE).parent, dirs_exist_ok=True)
 
         manifest = self._manifest()
         manifest["max_length"] = self.max_length
@@ -405,10 +408,11 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
         clf.tokenizer = AutoTokenizer.from_pretrained(path)
         clf.model = AutoModelForSequenceClassification.from_pretrained(path).to(plan.device).eval()
         prune_last_layer_to_cls(clf.model)
-        fast_file = Path(path) / fast_inference.FILE
+        recipe = clf.fast_path.get("recipe")
+        fast_file = Path(path) / fast_inference.recipe_file(recipe)
         clf._fast_file = fast_file if fast_file.is_file() else None
         if clf.fast_path.get("used"):
-            reason = fast_inference.unavailable_reason(plan.device)
+            reason = fast_inference.unavailable_reason(plan.device, recipe or "int8")
             if clf._fast_file is None or reason:
                 # Trained where the path ran, loaded where it cannot: say so, use the standard.
                 clf.fast_path = {**clf.fast_path, "used": False, "reason": (

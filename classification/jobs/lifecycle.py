@@ -144,23 +144,7 @@ def training_job_create(
     """
     config = _config_checked(config=config, model_type=model_type, internal=internal,
                              staff=getattr(owner, "is_staff", False) if staff is None else staff)
-    if dataset is None:
-        raise ValueError("Choose a dataset to train on")
-    if owner is not None:
-        action = policy.Action.ENSEMBLE if model_type == "ensemble" else policy.Action.TRAIN
-        policy.require(user=owner, action=action, obj=dataset)
-        if model_type == SEARCH:
-            # Every door (page, API, command line) gets the encoder adapted on this dataset as
-            # one more kind; a search that already has it (search_create) is left as it is.
-            config.update(search_adapted_plan(owner=owner, dataset=dataset,
-                                              candidates=config["search_candidates"]))
-    adapt_encoders.adapted_encoder_require(owner=owner, model_type=model_type, config=config)
-    self_training_sources_require(dataset=dataset, model_type=model_type, config=config)
-    if not dataset.is_trainable:
-        raise ValueError(
-            f"Dataset {dataset.name!r} has {len(dataset.label_names)} label(s); "
-            "training needs a labelled dataset with at least two labels"
-        )
+    _dataset_checked(owner=owner, dataset=dataset, model_type=model_type, config=config)
     with transaction.atomic():
         ml_model = MLModel(
             owner=owner or dataset.owner,
@@ -187,6 +171,29 @@ def training_job_create(
         _training_record(job=job, actor=owner, verb=verb, summary=summary)
         _enqueue_on_commit(job)
     return job
+
+
+def _dataset_checked(*, owner: Any, dataset: Any, model_type: str,
+                     config: dict[str, Any]) -> None:
+    """The dataset may be trained on, by `owner`, with these sources: RoleRequired or
+    ValueError. A search gains the encoder adapted on this dataset (config, in place)."""
+    if dataset is None:
+        raise ValueError("Choose a dataset to train on")
+    if owner is not None:
+        action = policy.Action.ENSEMBLE if model_type == "ensemble" else policy.Action.TRAIN
+        policy.require(user=owner, action=action, obj=dataset)
+        if model_type == SEARCH:
+            # Every door (page, API, command line) gets the encoder adapted on this dataset as
+            # one more kind; a search that already has it (search_create) is left as it is.
+            config.update(search_adapted_plan(owner=owner, dataset=dataset,
+                                              candidates=config["search_candidates"]))
+    adapt_encoders.adapted_encoder_require(owner=owner, model_type=model_type, config=config)
+    self_training_sources_require(dataset=dataset, model_type=model_type, config=config)
+    if not dataset.is_trainable:
+        raise ValueError(
+            f"Dataset {dataset.name!r} has {len(dataset.label_names)} label(s); "
+            "training needs a labelled dataset with at least two labels"
+        )
 
 
 def _config_checked(*, config: dict[str, Any] | None, model_type: str, staff: bool,
