@@ -9,8 +9,12 @@ the model's manifest, 256 by default) and the same thread count (the engine's de
                length-sorted batches under a token budget, torch.inference_mode()
   engine       the same in the device plan's dtype (bf16 on a CPU with native bf16, else fp32):
                what single articles and the API get
-  fast         the int8 ONNX Runtime graph built at training (engine/fast_inference.py): what
-               batches get when the model kept its quality on it
+  ort int8     ONNX Runtime's dynamic int8 graph (engine/fast_inference.py, recipe "int8")
+  openvino int8
+               OpenVINO's static int8 graph, calibrated by NNCF on training texts
+               (engine/openvino_int8.py): the first recipe a model is judged on. Both are built
+               here from the same model; batches get whichever recipe the model kept at
+               training (printed), when it kept its quality on it
   torch int8   torch.ao dynamic int8 quantization of the same model, for comparison only
                (torch 2.13 deprecates it)
 
@@ -105,13 +109,27 @@ def torch_int8(clf: Any) -> Callable[[list[str]], np.ndarray]:
     return twin.predict_proba
 
 
-def macro_f1_of(clf: Any, texts: list[str], labels: list[list[str]], path: str) -> float:
-    """Test macro-F1 on one path: "fp32", "standard" (the plan's dtype) or "fast"."""
+def fast_twin(clf: Any, recipe: str, scratch: Path,
+              calibration: list[str]) -> Callable[[list[str]], np.ndarray]:
+    """The model's predict_proba_fast on a graph of `recipe` built here, whatever it kept."""
+    from classification.engine import fast_inference
+
+    twin = copy.copy(clf)
+    twin._fast_file = scratch / recipe / fast_inference.recipe_file(recipe)
+    twin._onnx = None
+    fast_inference.export_int8(model=clf.model, tokenizer=clf.tokenizer,
+                               target=twin._fast_file, recipe=recipe,
+                               calibration_texts=calibration, max_length=clf.max_length)
+    return twin.predict_proba_fast
+
+
+def macro_f1_of(clf: Any, texts: list[str], labels: list[list[str]], path: str,
+                runs: dict[str, Callable[[list[str]], np.ndarray]]) -> float:
+    """Test macro-F1 on one side: "fp32", "standard" (the plan's dtype) or a fast one (with
+    the fast path's decision rules)."""
     from classification.engine.metrics import compute_metrics
 
-    fast = path == "fast"
-    runs = {"fp32": in_dtype(clf, "float32"), "standard": clf.predict_proba,
-            "fast": clf.predict_proba_fast}
+    fast = path not in ("fp32", "standard")
     prob = runs[path](texts)
     rules = clf.fast_path if fast else {"thresholds": clf.thresholds,
                                         "class_offsets": clf.class_offsets}
@@ -170,18 +188,27 @@ def main() -> None:
           f"plan dtype={clf.device_plan.dtype} load={psutil.getloadavg()[0]:.1f}\n"
           f"cpu kind={common.cpu_kind()} flags={' '.join(common.cpu_flags()) or 'none'}")
 
+    from classification.engine import openvino_int8
+
+    calibration = openvino_int8.calibration_sample(
+        common.load_split(None, args.train_rows, args.seed)[0].texts)
     sides: dict[str, Callable[[list[str]], np.ndarray]] = {
         "pipeline": lambda t: pipeline_loop(pipe, t, max_length, list(clf.label_names)),
         "engine fp32": in_dtype(clf, "float32"),
         "engine": clf.predict_proba,
-        "fast": clf.predict_proba_fast,
+        "ort int8": fast_twin(clf, "int8", scratch, calibration),
         "torch int8": torch_int8(clf),
     }
+    if openvino_int8.unavailable_reason() is None:
+        sides["openvino int8"] = fast_twin(clf, openvino_int8.RECIPE, scratch, calibration)
+    print(f"the model kept the fast path's recipe {clf.fast_path.get('recipe')!r} at "
+          f"training: {clf.fast_path.get('reason')}")
     if clf.device_plan.dtype == "float32":
         del sides["engine"]  # the same as engine fp32 on this machine
     if clf.device_plan.device != "cpu":
-        # Both lower-precision paths are CPU kernels; on a GPU the standard path is bf16.
-        del sides["fast"], sides["torch int8"]
+        # The int8 paths are CPU kernels; on a GPU the standard path is bf16.
+        for name in ("ort int8", "openvino int8", "torch int8"):
+            sides.pop(name, None)
     times: dict[str, list[float]] = {name: [] for name in sides}
     probs: dict[str, np.ndarray] = {}
     for run in sides.values():
@@ -212,14 +239,16 @@ def main() -> None:
         result["sides"][name] = {"texts_per_second": tps, "speedup_vs_pipeline": speedup,
                                  "max_abs_prob_diff_vs_fp32": diff,
                                  "fp32_mfu": tps / ceiling}
-        print(f"{name:12s} {tps:7.1f} texts/s  {speedup:5.2f}x the pipeline loop  "
+        print(f"{name:13s} {tps:7.1f} texts/s  {speedup:5.2f}x the pipeline loop  "
               f"max |p - p_fp32| {diff:.1e}  fp32-MFU {tps / ceiling * 100:5.1f}%")
     print(f"fp32 matmul peak {peak:.1f} GFLOP/s: ceiling {ceiling:.1f} texts/s = "
           f"{ceiling / result['sides']['pipeline']['texts_per_second']:.2f}x the pipeline loop")
-    if len(test) and "fast" in sides:
-        f1_fp32 = macro_f1_of(clf, test.texts, test.labels, "fp32")
-        f1_standard = macro_f1_of(clf, test.texts, test.labels, "standard")
-        f1_fast = macro_f1_of(clf, test.texts, test.labels, "fast")
+    runs = {"fp32": in_dtype(clf, "float32"), "standard": clf.predict_proba, **sides}
+    fast_sides = [n for n in ("openvino int8", "ort int8") if n in sides]
+    if len(test) and fast_sides:
+        f1_fp32 = macro_f1_of(clf, test.texts, test.labels, "fp32", runs)
+        f1_standard = macro_f1_of(clf, test.texts, test.labels, "standard", runs)
+        f1_fast = {n: macro_f1_of(clf, test.texts, test.labels, n, runs) for n in fast_sides}
         result.update(test_rows=len(test), test_macro_f1_fp32=f1_fp32,
                       test_macro_f1_standard=f1_standard, test_macro_f1_fast=f1_fast,
                       fast_path=clf.fast_path)
@@ -227,9 +256,10 @@ def main() -> None:
             print(f"held-out test ({len(test)} rows) macro-F1 on the standard path in "
                   f"{clf.device_plan.dtype}: {f1_standard:.4f} (difference "
                   f"{f1_standard - f1_fp32:+.4f} against fp32)")
-        print(f"held-out test ({len(test)} rows) macro-F1: fp32 {f1_fp32:.4f}, fast "
-              f"{f1_fast:.4f} (difference {f1_fast - f1_fp32:+.4f}); on validation at "
-              f"training: fast {clf.fast_path.get('val_macro_f1', float('nan')):.4f} against "
+        fast_f1 = ", ".join(f"{n} {f:.4f} ({f - f1_fp32:+.4f})" for n, f in f1_fast.items())
+        print(f"held-out test ({len(test)} rows) macro-F1: fp32 {f1_fp32:.4f}; {fast_f1}; "
+              f"on validation at training: the kept recipe "
+              f"{clf.fast_path.get('val_macro_f1', float('nan')):.4f} against "
               f"{clf.fast_path.get('standard_val_macro_f1', float('nan')):.4f}")
     print(json.dumps(result))
 
