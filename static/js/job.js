@@ -171,7 +171,10 @@
         var v = row.params[k];
         return k + "=" + (typeof v === "number" ? Number(v.toPrecision(4)) : v);
       }).join(", ");
-      var cells = [row.number, row.model_type, params || "–", fmt(row.value, 3),
+      // The adapted kind is named after its encoder, as the server draws it.
+      var model = row.model_type === "adapted" && body.dataset.adaptedLabel ?
+        body.dataset.adaptedLabel : row.model_type;
+      var cells = [row.number, model, params || "–", fmt(row.value, 3),
         row.seconds === null || row.seconds === undefined ? "–" : fmt(row.seconds, 1) + " s",
         row.state + (row.note ? " " + row.note : "")];
       var labels = ["#", "Model", "Parameters", "Macro-F1", "Time", "State"];
