@@ -5,10 +5,17 @@ thresholds or offsets are tuned, as the finished model will use them), then the 
 thresholds are tuned like any model's. The members are embedded in the artifact, each saved by
 its own class under members/<i>/, so deleting or retraining a member model never changes an
 ensemble, and the manifest is written last: a reader never sees half an ensemble.
+
+One text per row reaches every member, so an ensemble reads metadata in one form: its members'
+when they agree (metadata_rows.ensemble_reading). Given validation rows with their metadata
+(metadata_rows.RowsWithMetadata, as the job hands them), it composes them in that form before
+the members score them, and records the form in its config, so prediction composes new rows the
+same way: the weights are tuned on what the members will read in use.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from pathlib import Path
@@ -19,6 +26,7 @@ import numpy as np
 from .artifacts import atomic_save
 from .base import BaseClassifier
 from .decisions import single_label_choice, tune_class_offsets
+from .metadata_rows import EvaluatesWithMetadata, RowsWithMetadata, composed, ensemble_reading
 from .metrics import apply_thresholds, encode_labels, macro_f1, tune_thresholds
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
 
@@ -74,7 +82,7 @@ def tune_weights(probs: list[np.ndarray], truth: np.ndarray, multi_label: bool) 
     return weights
 
 
-class EnsembleClassifier(BaseClassifier):
+class EnsembleClassifier(EvaluatesWithMetadata, BaseClassifier):
     def __init__(self, model_type: str = "ensemble", device_plan: Any = None) -> None:
         super().__init__(model_type, device_plan)
         self.members: list[BaseClassifier] = []
@@ -103,6 +111,11 @@ class EnsembleClassifier(BaseClassifier):
         started = time.perf_counter()
         clf = cls()
         clf.config, clf.members = config, list(members)
+        if isinstance(val, RowsWithMetadata):
+            fields, style, why = ensemble_reading(members)
+            clf.config = dataclasses.replace(config, metadata_used=fields, metadata_style=style)
+            val = composed(val, fields=fields, style=style)
+            progress({"phase": "evaluating", "message": f"metadata: {why}"})
         clf.label_names, clf.multi_label = list(first.label_names), first.multi_label
         val = val.subset([i for i, row in enumerate(val.labels) if row])
         if not len(val):

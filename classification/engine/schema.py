@@ -172,7 +172,8 @@ class TrainConfig:
         "MeSH, publication types and keywords that at least 30% of the training rows have), "
         "none (text only), or fields by name (journal, mesh, publication_types, keywords). "
         "TF-IDF reads them as field tokens, encoders as a short prefix; a field missing from an "
-        "article at prediction is left out. A search or an ensemble reads text only.",
+        "article at prediction is left out. A search offers them to every trial in its own "
+        "form; an ensemble reads them when its members read them alike.",
         label="Metadata", choices=metadata.CHOICES, check=metadata.metadata_fields_check,
         kinds=ALL_KINDS, default_factory=lambda: [metadata.AUTO])
     # Self-training (jobs/self_training.py): the model labels unlabelled texts it is sure of.

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from . import search_estimates, search_scoring, search_space
+from . import metadata_rows, search_estimates, search_scoring, search_space
 from .base import BaseClassifier
 from .registry import ModelSpec, get_spec, model_availability
 from .search_outcome import ENSEMBLE, SearchOutcome
@@ -58,7 +58,7 @@ def available_candidates(model_dir: str | None = None) -> list[str]:
             and model_availability(key, local_dir=model_dir)["status"] in ("bundled", "cached")]
 
 
-class SearchClassifier(BaseClassifier):
+class SearchClassifier(metadata_rows.EvaluatesWithMetadata, BaseClassifier):
     """Fits like any classifier; afterwards it is its winner (predictions, save, metrics)."""
 
     def __init__(self, model_type: str = "search", device_plan: Any = None) -> None:
@@ -79,6 +79,7 @@ class SearchClassifier(BaseClassifier):
         winner.metrics = {**winner.metrics, "search": summary}
         self.metrics = winner.metrics
         self.timings = {**winner.timings, **run.timings}
+        progress_cb({"phase": "training", "message": metadata_rows.reading_line(winner, "winner")})
         return self.metrics
 
     def predict_proba_raw(self, texts: list[str]) -> np.ndarray:
@@ -128,7 +129,7 @@ class SearchRun(SearchOutcome):
         )
         self.spent_before = float(self.study.user_attrs.get("spent_seconds", 0.0))
         self.started, self.saved_at = time.perf_counter(), 0.0
-        self.pool = search_scoring.pooled(train, val)
+        self.pool = metadata_rows.pooled(train, val)  # its metadata too, if the job gave it
         self.folds = search_scoring.folds(self.pool, seed=config.seed)
         self.best: dict[str, tuple[float, int, BaseClassifier]] = {}
         self.defaults: dict[str, tuple[float, int, BaseClassifier]] = {}
@@ -355,20 +356,23 @@ class SearchRun(SearchOutcome):
         def forward(event: dict[str, Any]) -> None:
             self._forward(event, trial, spec, pruned)
 
+        def read(*splits: TextData) -> tuple[TextData, ...]:  # in this kind's metadata form
+            return metadata_rows.read_as(spec.kind, *splits)
+
         # The search's first trial runs whatever the clock says (a search returns a model):
         # when its folds do not fit the time left, one fit scored on validation does.
         late = not self.best and self._estimate(spec, chosen) > self.available()
         if spec.kind not in search_space.HEAD_KINDS or not self.folds or late:
             clf = self._candidate(spec)
-            value = float(clf.fit(self.train, self.val, config, forward, stop)
+            value = float(clf.fit(*read(self.train, self.val), config, forward, stop)
                           .get("macro_f1", 0.0))
             return value, clf, []
         scores = []
         for fit_rows, scored_rows in self.folds:
             if stop():
                 raise TrainingStopped(None, "Stopped between cross-validation folds")
-            fold = self._candidate(spec).fit(self.pool.subset(fit_rows),
-                                             self.pool.subset(scored_rows), config, forward, stop)
+            fit_part, scored_part = read(self.pool.subset(fit_rows), self.pool.subset(scored_rows))
+            fold = self._candidate(spec).fit(fit_part, scored_part, config, forward, stop)
             scores.append(float(fold.get("macro_f1", 0.0)))
         value = statistics.fmean(scores)
         best = self.best.get(spec.key)
@@ -376,7 +380,7 @@ class SearchRun(SearchOutcome):
             return value, None, scores
         clf = self._candidate(spec)
         # The kept model's own fit stops only on a cancel: its score is already known.
-        clf.fit(self.train, self.val, config, forward, self.should_stop)
+        clf.fit(*read(self.train, self.val), config, forward, self.should_stop)
         return value, clf, scores
 
     def _forward(self, event: dict[str, Any], trial: Any, spec: ModelSpec,
@@ -413,7 +417,8 @@ class SearchRun(SearchOutcome):
             self.config.encoder_model_id else None
         return dataclasses.replace(
             self.config, **chosen, output_dir=str(self._work_dir(number)), model_path=path,
-            resume_from_checkpoint=None, search_candidates=[], member_paths=[])
+            resume_from_checkpoint=None, search_candidates=[], member_paths=[],
+            **metadata_rows.kind_reading(spec.kind, self.train))
 
     def _work_dir(self, number: int) -> Path:
         return self.folder / f"{number}-work"
