@@ -59,6 +59,11 @@ class StartedScript:
                     if not key.startswith(OUR_VARIABLES)}
         self.env.update(PORT=str(self.port), REDIS_URL="redis://127.0.0.1:6379/12",
                         CELERY_QUEUE_PREFIX=f"start-test-{uuid.uuid4().hex[:8]}-", **extra_env)
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            # A suite started in the background (`nohup … &`) ignores Ctrl-C's signal, the
+            # script would inherit that, and bash cannot trap a signal ignored on entry. A
+            # handler (unlike "ignore") is reset to the default on exec, as a terminal has it.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         with self.output.open("ab") as log:
             self.process = subprocess.Popen(["./start_m1.sh"], cwd=self.app, env=self.env,
                                             stdout=log, stderr=subprocess.STDOUT,
