@@ -21,13 +21,10 @@ SPEED_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx
 
 
 def cpu_flags() -> list[str]:
-    """This CPU's SPEED_FLAGS, as /proc/cpuinfo lists them (empty off Linux)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return []
-    flags = next((set(line.split(":", 1)[1].split()) for line in text.splitlines()
-                  if line.startswith("flags")), set())
+    """This CPU's SPEED_FLAGS, as the engine's device plan reads them (empty off Linux)."""
+    from classification.engine.device import _cpu_flags
+
+    flags = _cpu_flags()
     return [flag for flag in SPEED_FLAGS if flag in flags]
 
 

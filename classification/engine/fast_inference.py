@@ -332,8 +332,11 @@ class FastPathMixin:
             self._fast_scratch = tempfile.TemporaryDirectory(prefix="medlitbot-fast-")
             judged: list[tuple[dict[str, Any], Path]] = []
             for recipe in RECIPES:
-                if unavailable_reason(plan.device, recipe):
-                    continue  # OpenVINO not installed: ONNX Runtime's recipes still run
+                if unavailable_reason(plan.device, recipe) or (
+                        recipe == openvino_int8.RECIPE and not self._fast_calibration):
+                    # OpenVINO not installed, or no training text to calibrate on (validation
+                    # judges the recipe, so it never calibrates it): ONNX Runtime's still run.
+                    continue
                 self._fast_file = Path(self._fast_scratch.name) / recipe / recipe_file(recipe)
                 judged.append((self._fast_judge(val, prob, plan.device, recipe),
                                self._fast_file))
@@ -354,8 +357,8 @@ class FastPathMixin:
         """Export one recipe to self._fast_file and its verdict on validation."""
         seconds = export_int8(model=self.model, tokenizer=self.tokenizer,
                               target=self._fast_file, recipe=recipe,
-                              calibration_texts=getattr(self, "_fast_calibration", None)
-                              or val.texts, max_length=self.max_length)
+                              calibration_texts=self._fast_calibration,
+                              max_length=self.max_length)
         self.model.to(device)  # export moved it to the CPU; put it back
         self._onnx = None
         speedup = self._fast_speedup(val.texts[:SPEED_SAMPLE])
