@@ -6,8 +6,6 @@ says whether its model's probabilities are calibrated, in the list and the detai
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from classification.models import BatchJob
+from tests.threshold_support import format_2_model
 
 TEXTS = ["Myocardial infarction and coronary stenting outcomes",
          "Seizure control with levetiracetam in adult epilepsy",
@@ -31,14 +30,8 @@ def client(api_token: str) -> APIClient:
 @pytest.fixture
 def old_model(user: Any, rows: Any, tfidf_artifact: dict[str, Any], tmp_path: Path) -> Any:
     """The same model as MedLitBot saved it before calibration existed (format 2)."""
-    folder = Path(shutil.copytree(tfidf_artifact["path"], tmp_path / "old"))
-    manifest = json.loads((folder / "manifest.json").read_text())
-    for key in ("calibration", "recall_target", "recall_thresholds"):
-        manifest.pop(key)
-    (folder / "manifest.json").write_text(json.dumps({**manifest, "format_version": 2}))
-    return rows.model(user, rows.dataset(user, label_names=tfidf_artifact["labels"]),
-                      name="Old TF-IDF", artifact_path=str(folder),
-                      label_names=tfidf_artifact["labels"])
+    return format_2_model(user=user, rows=rows, tfidf_artifact=tfidf_artifact,
+                          folder=tmp_path / "old")
 
 
 def test_predictions_are_calibrated_and_say_so(client: APIClient, trained_model: Any) -> None:

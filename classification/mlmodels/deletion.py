@@ -85,12 +85,14 @@ def _work_in_progress(ml_model: MLModel) -> str | None:
         return "Wait for its batches to finish (or cancel them) before deleting it."
     if ml_model.evaluation_jobs.filter(status__in=EvaluationJob.ACTIVE_STATUSES).exists():
         return "Wait for its evaluations to finish (or cancel them) before deleting it."
+    if ml_model.model_type != ADAPT:
+        return None
     # An adapted model's job names its encoder only in its settings (jobs/adapt_encoders.py),
     # and its child loads the encoder's folder when it starts or resumes.
-    fine_tunings = TrainingJob.objects.filter(
+    job = TrainingJob.objects.filter(
         status__in=TrainingJob.ACTIVE_STATUSES, ml_model__model_type=ADAPTED,
-        config__encoder_model_id=ml_model.pk)
-    if ml_model.model_type == ADAPT and (job := fine_tunings.select_related("ml_model").first()):
+        config__encoder_model_id=ml_model.pk).select_related("ml_model").first()
+    if job is not None:
         return (f"The model “{job.ml_model.name}” is being fine-tuned from this adapted "
                 "encoder: wait for that training to finish (or cancel it) before deleting it.")
     return None
