@@ -14,6 +14,13 @@ from django.db import models
 VALUES = ("yes", "no", "unsure")
 
 
+class Stage(models.TextChoices):
+    """Where a decision is made: PRISMA 2020's screening of records, then of reports."""
+
+    TITLE_ABSTRACT = "title_abstract", "Title and abstract"
+    FULL_TEXT = "full_text", "Full text"
+
+
 class ScreeningSession(models.Model):
     PROJECT_LOOKUP = "project"
 
@@ -67,6 +74,17 @@ class ScreeningSession(models.Model):
     # (on the inference worker) scores the records with it, so creating a session never waits.
     starting_pending = models.BooleanField(default=False)
     stop_justification = models.JSONField(default=dict, blank=True)
+    # The review desk (issue 35): eligibility criteria a maintainer writes, the terms the
+    # screen page highlights, the session's exclusion reasons (a list of strings).
+    criteria = models.TextField(blank=True)
+    include_terms = models.JSONField(default=list, blank=True)
+    exclude_terms = models.JSONField(default=list, blank=True)
+    exclusion_reasons = models.JSONField(default=list, blank=True)
+    # Who screens it; empty: every member with the reviewer role or above.
+    screeners = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
+    # Dual screening is independent only while reviewers cannot see each other's decisions:
+    # meaningful with reviewers_per_record == 2; the owner may end it (activity log).
+    blind = models.BooleanField(default=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL,
                                    null=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -95,12 +113,22 @@ class Record(models.Model):
     ext_id = models.CharField(max_length=255, blank=True)
     title = models.TextField(blank=True)
     abstract = models.TextField(blank=True)
+    # Copied from the collection's row at creation so exports can be cited and traced back:
+    # identifiers {pmid, doi, pmcid, id, accession} and citation {authors (list), year,
+    # journal}, only those the row has (dataset_management.articles).
+    identifiers = models.JSONField(default=dict, blank=True)
+    citation = models.JSONField(default=dict, blank=True)
     # The collection's own labels (a labelled dataset): for simulation only, never shown.
     truth = models.JSONField(null=True, blank=True)
     scores = models.JSONField(default=dict, blank=True)
     priority = models.FloatField(default=0.0)
     sample_order = models.PositiveIntegerField(null=True, blank=True)
+    # Final value per label at title/abstract; a label final yes or unsure there moves the
+    # record to full text for that label, whose final values (and the exclusion reason of a
+    # final no) are kept apart so PRISMA reads both stages from this table.
     final = models.JSONField(default=dict, blank=True)
+    fulltext_final = models.JSONField(default=dict, blank=True)
+    fulltext_reasons = models.JSONField(default=dict, blank=True)
     # Distinct reviewers who decided it, kept under the record's lock: the next-record query
     # skips a record that has its N reviewers without counting rows.
     reviewer_count = models.PositiveSmallIntegerField(default=0)
@@ -126,12 +154,16 @@ class Decision(models.Model):
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                  related_name="+")
     label = models.CharField(max_length=200)
+    stage = models.CharField(max_length=14, choices=Stage.choices, default=Stage.TITLE_ABSTRACT)
     value = models.CharField(max_length=6)
+    # One of the session's exclusion_reasons, for a "no": optional at title/abstract,
+    # required at full text (the service checks it).
+    exclusion_reason = models.CharField(max_length=200, blank=True)
     note = models.TextField(blank=True)
     decided_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["record", "reviewer", "label"],
+        constraints = [models.UniqueConstraint(fields=["record", "reviewer", "label", "stage"],
                                                name="screening_decision_unique")]
 
     def __str__(self) -> str:
@@ -143,18 +175,47 @@ class Resolution(models.Model):
 
     record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="resolutions")
     label = models.CharField(max_length=200)
+    stage = models.CharField(max_length=14, choices=Stage.choices, default=Stage.TITLE_ABSTRACT)
     value = models.CharField(max_length=6)
+    exclusion_reason = models.CharField(max_length=200, blank=True)
     resolver = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                  related_name="+")
     note = models.TextField(blank=True)
     resolved_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["record", "label"],
+        constraints = [models.UniqueConstraint(fields=["record", "label", "stage"],
                                                name="screening_resolution_unique")]
 
     def __str__(self) -> str:
         return f"{self.label}={self.value} resolved"
+
+
+class FullTextReport(models.Model):
+    """The report (full text) of a record at the full-text stage: PRISMA's reports sought, not
+    retrieved, and assessed. One per record, made when the record first reaches full text."""
+
+    PROJECT_LOOKUP = "record__session__project"
+
+    class Status(models.TextChoices):
+        SOUGHT = "sought", "Sought"
+        RETRIEVED = "retrieved", "Retrieved"
+        NOT_RETRIEVED = "not_retrieved", "Not retrieved"
+
+    record = models.OneToOneField(Record, on_delete=models.CASCADE, related_name="fulltext")
+    status = models.CharField(max_length=14, choices=Status.choices, default=Status.SOUGHT)
+    not_retrieved_reason = models.TextField(blank=True)
+    # Relative to MEDIA_ROOT; the extracted text is kept here so the page never re-reads it.
+    pdf_path = models.CharField(max_length=500, blank=True)
+    text = models.TextField(blank=True)
+    text_chars = models.PositiveIntegerField(default=0)
+    pages = models.PositiveIntegerField(default=0)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL,
+                                    null=True, blank=True, related_name="+")
+    uploaded_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"full text of {self.record} ({self.status})"
 
 
 class SimulationRun(models.Model):
