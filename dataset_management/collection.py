@@ -30,6 +30,7 @@ from projects import policy
 from .collection_merge import (
     DUPLICATE_REASON,
     ID_KINDS,
+    MATCHED_BY_KEY,
     MERGED_LABELS,
     MERGED_MAPPING,
     OTHER_IDS_KEY,
@@ -39,6 +40,7 @@ from .collection_merge import (
     collection_merge,
     merged_record,
 )
+from .dedup import similarity_band
 from .models import Dataset
 from .readers import DatasetFileError, import_caps
 from .splitting import DEFAULT_RATIOS, SPLITS
@@ -145,8 +147,9 @@ def _report(report: dict[str, Any], *, result: MergeResult, previous: Dataset | 
     # A collection that grows: its own earlier records were identified once, not again.
     base_rows = previous.row_count if previous else 0
     identified = carried.get("records_identified", base_rows) + result.identified - base_rows
-    near = [{"rows": [a, b], "reason": why, "keys": keys}
-            for a, b, why, keys in result.near[:MAX_NEAR_LISTED]]
+    near = [{"rows": [a, b], "reason": why, "keys": keys, "similarity": similarity,
+             "band": similarity_band(similarity)}
+            for a, b, why, keys, similarity in result.near[:MAX_NEAR_LISTED]]
     report[COUNTS_KEY] = {
         "files": [counts.as_dict() for counts in result.files],
         "records_identified": identified,
@@ -230,7 +233,8 @@ def row_record(row: dict[str, Any], *, labelled: bool) -> dict[str, Any]:
         title=title, abstract=abstract,
         labels=list(row.get("labels") or []) if labelled else None,
         identifiers=row.get("identifiers") or {}, citation=row.get("citation") or {},
-        other=list(record.get(OTHER_IDS_KEY) or []), sources=list(record.get(SOURCES_KEY) or []))
+        other=list(record.get(OTHER_IDS_KEY) or []), sources=list(record.get(SOURCES_KEY) or []),
+        matched_by=list(record.get(MATCHED_BY_KEY) or []))
 
 
 # --- near matches: a person confirms (merge) or splits each pair -------------------------------
@@ -278,6 +282,11 @@ def near_matches_decide(*, dataset: Dataset, decisions: dict[int, str], user: An
     merges = [pairs[i]["rows"] for i, d in decisions.items() if d == "merge"]
     counts["split_pairs"] = [*(counts.get("split_pairs") or []), *splits]
     counts["near_matches"] = [p for i, p in enumerate(pairs) if i not in decisions]
+    # Counts before and after, for the page: one review, one version.
+    counts["last_review"] = {"articles_before": dataset.row_count,
+                             "articles_after": dataset.row_count, "merged": len(merges),
+                             "kept_apart": len(splits), "pairs_before": len(pairs),
+                             "pairs_after": len(counts["near_matches"])}
     if not merges:
         with transaction.atomic():
             locked = Dataset.objects.select_for_update().get(pk=dataset.pk)
@@ -359,10 +368,11 @@ def _merged_record(group: list[dict[str, Any]], kept: dict[str, Any], *,
     """The kept row with what the rest of its group adds: labels, source files and other
     identifiers joined, identifiers and citation fields it lacks filled in."""
     out = row_record(kept, labelled=labelled)
+    out[MATCHED_BY_KEY] = [*out[MATCHED_BY_KEY], "confirmed"]
     for row in group:
         other = row_record(row, labelled=labelled)
         for key, value in other.items():
-            if key in (MERGED_LABELS, SOURCES_KEY, OTHER_IDS_KEY):
+            if key in (MERGED_LABELS, SOURCES_KEY, OTHER_IDS_KEY, MATCHED_BY_KEY):
                 out[key] = list(dict.fromkeys([*(out.get(key) or []), *value]))
             elif not out.get(key):
                 out[key] = value
@@ -402,6 +412,8 @@ def _import_version(dataset: Dataset, records: Iterable[dict[str, Any]], *,
             report["rows_dropped"] = report.get("rows_dropped", 0) + removed
             report["dropped_by_reason"] = {**(report.get("dropped_by_reason") or {}),
                                            DUPLICATE_REASON: removed}
+            counts["last_review"] = {**(counts.get("last_review") or {}),
+                                     "articles_after": version.row_count}
             version.report = {**report, COUNTS_KEY: counts}
             version.save(update_fields=["report"])
     return version

@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from .articles import Article, articles_read
-from .dedup import Matcher, RecordKeys, doi_normalise, pmid_normalise, record_keys
+from .dedup import (
+    Matcher,
+    RecordKeys,
+    doi_normalise,
+    pmid_normalise,
+    record_keys,
+    text_similarity,
+)
 from .mapping import LABEL_SEPARATORS, labels_parse
 
 ID_KINDS = ("pmid", "doi", "pmcid", "id", "accession")
@@ -32,10 +39,13 @@ CITATION_KINDS = ("authors", "year", "journal")
 # The merged file's own columns: a collection re-read (to add files) keeps what it merged.
 SOURCES_KEY = "source_files"
 OTHER_IDS_KEY = "other_identifiers"
+# The rules (dedup.RULES' names) that joined an article's records; [] for an article found once.
+MATCHED_BY_KEY = "matched_by"
 # The import reads the merged file with these columns, whatever the sources called theirs.
 MERGED_MAPPING = {"title_column": "title", "abstract_column": "abstract"}
 MERGED_LABELS = "labels"
 DUPLICATE_REASON = "duplicate records merged (same PMID, DOI, or title and year)"
+NO_LABEL = "no label"
 _NORMALISE = {"pmid": pmid_normalise, "doi": doi_normalise}
 FileHook = Callable[[int, Any], None]  # (the file's index in sources, its ArticleStream)
 
@@ -78,8 +88,9 @@ class MergeResult:
     files: list[FileCounts]
     written: int = 0
     merged_by: Counter = field(default_factory=Counter)
-    # (row, row, reason, fingerprints): rows are 0-based positions in the merged file.
-    near: list[tuple[int, int, str, list[str]]] = field(default_factory=list)
+    # (row, row, reason, fingerprints, similarity): rows are 0-based positions in the merged
+    # file; similarity is dedup.text_similarity of the two records kept.
+    near: list[tuple[int, int, str, list[str], float]] = field(default_factory=list)
 
     @property
     def duplicates_removed(self) -> int:
@@ -103,6 +114,7 @@ class _Pass:
     best: array = field(default_factory=lambda: array("q"))        # per article: its record
     size: array = field(default_factory=lambda: array("l"))        # per article: its records
     merged_by: Counter = field(default_factory=Counter)
+    rules: dict[int, list[str]] = field(default_factory=dict)      # per merged article
     separators: list[str] = field(default_factory=list)           # per file
     label_maps: list[dict[str, str]] = field(default_factory=list)  # per file
 
@@ -120,6 +132,7 @@ class _Pass:
             if best < 0 or self.length[record] > self.length[best]:
                 self.best[cluster] = record
         self.merged_by = matching.merged_by
+        self.rules = matching.rules
         return matching.near
 
 
@@ -154,14 +167,16 @@ def collection_merge(*, sources: list[Source], out: Path, caps: dict[str, int | 
             if state.best[cluster] != record:
                 result.files[state.file_of[record]].duplicates_removed += 1
         merged = _gather(spool, state)
-        positions = _write(spool, state, merged, out)
+        texts = {cluster: "" for pair in near for cluster in pair[:2]}
+        positions = _write(spool, state, merged, out, texts=texts, result=result)
     finally:
         spool.unlink(missing_ok=True)
     result.written = len(positions)
     for a, b, why in near:
         sides = [_fingerprint(state, a), _fingerprint(state, b)]
-        if frozenset(sides) not in split_pairs:
-            result.near.append((positions[a], positions[b], why, sides))
+        if a in positions and b in positions and frozenset(sides) not in split_pairs:
+            similarity = round(text_similarity(texts[a], texts[b]), 3)
+            result.near.append((positions[a], positions[b], why, sides, similarity))
             # Counted for the file of the record kept for the later of the two.
             result.files[state.file_of[state.best[b]]].near_matches += 1
     return result
@@ -205,7 +220,7 @@ def _read_file(index: int, source: Source, state: _Pass, result: MergeResult, ha
         try:
             for article in articles:
                 counts.identified += 1
-                why = _drop_reason(article, labelled=result.labelled)
+                why = _drop_reason(article)
                 if why:
                     counts.dropped[why] += 1
                     continue
@@ -222,16 +237,14 @@ def _read_file(index: int, source: Source, state: _Pass, result: MergeResult, ha
     state.label_maps.append(mapping.label_map)
 
 
-def _drop_reason(article: Article, *, labelled: bool) -> str:
+def _drop_reason(article: Article) -> str:
     """Why the import would drop it (said here, so merged rows and the import's rows agree)."""
     if article.unreadable:
         return f"wrong shape: {article.problem.split(',')[0]}"
     if not article.text:
         return "empty text"
-    raw = article.raw_labels
-    has_label = bool(raw) if isinstance(raw, list) else bool(str(raw).strip(" \t|;,"))
-    if labelled and not has_label:
-        return "no label"
+    # A record without a label is kept until its duplicates are known: a labelled CSV's
+    # copy lends it its labels (_write drops an article that none of its records labels).
     return ""
 
 
@@ -240,7 +253,7 @@ def _admit(index: int, article: Article, state: _Pass, handle: Any) -> None:
     ids, citation = article.identifiers, article.citation
     state.matcher.add(record_keys(
         pmid=ids.get("pmid"), doi=ids.get("doi"), title=article.title,
-        year=citation.get("year"), authors=citation.get("authors")))
+        abstract=article.abstract, year=citation.get("year"), authors=citation.get("authors")))
     state.file_of.append(index)
     state.length.append(len(article.abstract))
     record = article.record if isinstance(article.record, dict) else {}
@@ -324,17 +337,24 @@ def _labels(item: dict[str, Any], state: _Pass, record: int) -> tuple[str, ...]:
                         label_map=state.label_maps[index])
 
 
-def _write(spool: Path, state: _Pass, merged: dict[int, _Merged], out: Path) -> dict[int, int]:
+def _write(spool: Path, state: _Pass, merged: dict[int, _Merged], out: Path, *,
+           texts: dict[int, str], result: MergeResult) -> dict[int, int]:
     """Pass three: each article's kept record, with what its duplicates added; its position
-    (0-based) by article."""
+    (0-based) by article. The texts of the articles in `texts` (near matches) are filled in;
+    in a labelled collection an article that no record labels is dropped ("no label")."""
     positions: dict[int, int] = {}
     with out.open("w", encoding="utf-8") as handle:
         for record, cluster, item in _spooled(spool, state):
             if state.best[cluster] != record:
                 continue
+            line = _output(item, state, record, merged.get(cluster))
+            if state.labelled and not line[MERGED_LABELS]:
+                result.files[state.file_of[record]].dropped[NO_LABEL] += 1
+                continue
             positions[cluster] = len(positions)
-            handle.write(json.dumps(_output(item, state, record, merged.get(cluster)),
-                                    ensure_ascii=False) + "\n")
+            if cluster in texts:
+                texts[cluster] = f"{item['title']} {item['abstract']}"
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
     return positions
 
 
@@ -348,12 +368,13 @@ def _output(item: dict[str, Any], state: _Pass, record: int,
     return merged_record(title=item["title"], abstract=item["abstract"],
                          labels=list(merged.labels) if state.labelled else None,
                          identifiers=ids, citation={**merged.citation, **item["cit"]},
-                         other=list(merged.other), sources=list(merged.sources))
+                         other=list(merged.other), sources=list(merged.sources),
+                         matched_by=state.rules.get(state.cluster_of[record], []))
 
 
 def merged_record(*, title: str, abstract: str, labels: list[str] | None,
                   identifiers: dict[str, Any], citation: dict[str, Any], other: list[str],
-                  sources: list[str]) -> dict[str, Any]:
+                  sources: list[str], matched_by: list[str] | None = None) -> dict[str, Any]:
     """One line of a merged file. Every record names every column, empty or not: the JSON
     reader takes its columns from the first record, and a DOI must be read on every row."""
     out: dict[str, Any] = {"title": title, "abstract": abstract}
@@ -364,4 +385,5 @@ def merged_record(*, title: str, abstract: str, labels: list[str] | None,
     out.update({kind: citation.get(kind) or ("" if kind != "authors" else [])
                 for kind in CITATION_KINDS})
     out[SOURCES_KEY] = sources
+    out[MATCHED_BY_KEY] = list(matched_by or [])
     return out
