@@ -165,6 +165,10 @@ MAX_UPLOAD_SIZE = MAX_UPLOAD_SIZE_MB * 1024 * 1024
 # An import stops at the first row past either cap, naming it (dataset_management/readers).
 DATASET_MAX_ROWS = env.int("DATASET_MAX_ROWS", default=2_000_000)
 DATASET_MAX_ROW_BYTES = env.int("DATASET_MAX_ROW_BYTES", default=1024 * 1024)
+# A compressed upload (.xml.gz, an XLSX's parts) stops at this many inflated MB, counted while it
+# streams (dataset_management/readers/bounded.py); real PubMed XML compresses about 8-10x.
+DATASET_MAX_DECOMPRESSED_MB = env.int("DATASET_MAX_DECOMPRESSED_MB",
+                                      default=10 * MAX_UPLOAD_SIZE_MB)
 # POST /api/models/<pk>/predict/ answers inline up to this many texts; more become a batch job
 # on the inference worker (202 + Location), so a web process never classifies for minutes.
 SYNC_PREDICT_MAX_TEXTS = env.int("SYNC_PREDICT_MAX_TEXTS", default=64)

@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 from xml.parsers import expat
 
 from .base import Record, RecordStream, check_field
+from .bounded import BoundedReader, max_decompressed_bytes
 from .errors import DatasetFileError, name_shown
 
 COLUMNS = ["pmid", "doi", "pmcid", "title", "abstract", "journal", "year", "authors", "mesh",
@@ -37,32 +38,31 @@ ARTICLE_TAGS = ("PubmedArticle", "PubmedBookArticle")
 # bytes; one far longer is not PubMed's.
 MAX_PROLOGUE_BYTES = 1 << 20
 READ_CHUNK = 1 << 16
+# One article (or any other child of the root) is refused past this, before it is whole: its
+# elements take several times their bytes in memory. PubMed's largest (thousands of authors)
+# are about 1 MB.
+MAX_RECORD_BYTES = 8 << 20
 _YEAR = re.compile(r"\b(1[5-9]\d\d|2[01]\d\d)\b")
 _SPACES = re.compile(r"\s+")
 DTD_REFUSED = ("The XML file declares its own entities or an internal DTD, which PubMed XML "
                "never does; it is refused (entities can expand a small file into gigabytes).")
 
 
-def pubmed_articles(stream: BinaryIO) -> Iterator[dict[str, Any]]:
+def pubmed_articles(stream: BinaryIO, *, max_bytes: int | None = None
+                    ) -> Iterator[dict[str, Any]]:
     """One dict per article of a PubmedArticleSet read from `stream` (uncompressed bytes):
     pmid, doi, pmcid, title, abstract (a structured abstract as "BACKGROUND: ... METHODS: ..."),
     journal, year (str, "" if none), and the lists authors ("Last FM"), mesh (descriptor names),
     publication_types, keywords. A PubmedBookArticle gives the same keys (its book's title as
     journal). DatasetFileError for a file that is not PubMed XML, is malformed (naming the line)
-    or declares entities; the articles before the fault have been yielded by then."""
-    root: ET.Element | None = None
+    or declares entities; the articles before the fault have been yielded by then.
+
+    Memory stays bounded whatever the bytes (bounded.py): the XML stops at `max_bytes` (a
+    decompressed file's DATASET_MAX_DECOMPRESSED_MB), one text node at MAX_TEXT_NODE_BYTES, and
+    one article (or any other child of the root) at MAX_RECORD_BYTES."""
+    bounded = BoundedReader(stream, max_bytes=max_bytes)
     try:
-        for event, elem in ET.iterparse(_PrologueGuard(stream), events=("start", "end")):
-            if root is None:
-                root = elem
-                _root_check(elem)
-                continue
-            if event != "end" or elem.tag not in ARTICLE_TAGS:
-                continue
-            yield article_fields(elem)
-            # Cleared and dropped from the root: the tree never holds more than one article.
-            elem.clear()
-            root.clear()
+        yield from _articles(bounded)
     except ET.ParseError as error:
         line, column = error.position
         raise DatasetFileError(
@@ -73,8 +73,39 @@ def pubmed_articles(stream: BinaryIO) -> Iterator[dict[str, Any]]:
         raise DatasetFileError("The .xml.gz file is truncated (it ends mid-stream).") from None
     except (gzip.BadGzipFile, zlib.error) as error:
         raise DatasetFileError(f"The .xml.gz file is damaged: {error}.") from None
+
+
+def _articles(bounded: BoundedReader) -> Iterator[dict[str, Any]]:
+    root: ET.Element | None = None
+    depth = top_start = articles = 0
+    for event, elem in ET.iterparse(_PrologueGuard(bounded), events=("start", "end")):
+        if root is None:
+            root, depth = elem, 1
+            _root_check(elem)
+            continue
+        depth += 1 if event == "start" else -1
+        if event == "start" and depth == 2:
+            top_start = bounded.count
+        elif depth >= 2 and bounded.count - top_start > MAX_RECORD_BYTES:
+            raise DatasetFileError(record_over_limit_message(articles + 1))
+        if event == "start" or depth > 1:
+            continue
+        if elem.tag in ARTICLE_TAGS:
+            articles += 1
+            bounded.where = f"after article {articles:,}"
+            yield article_fields(elem)
+        # Every child of the root is cleared and dropped once read (an article once yielded,
+        # anything else at once): the tree never holds more than one.
+        elem.clear()
+        root.clear()
     if root is None:
         raise DatasetFileError("The file holds no XML element.")
+
+
+def record_over_limit_message(number: int) -> str:
+    return (f"Article {number:,} of the XML is larger than {MAX_RECORD_BYTES // 2**20} MB, the "
+            "limit for one article (PubMed's largest are about 1 MB): the file is damaged or "
+            "built to fill memory. Nothing was kept.")
 
 
 def _root_check(root: ET.Element) -> None:
@@ -283,7 +314,9 @@ def read_pubmed_xml(path: Path) -> RecordStream:
     def records() -> Iterator[Record]:
         number = 0
         try:
-            for number, article in enumerate(pubmed_articles(raw), start=1):
+            articles = pubmed_articles(raw, max_bytes=max_decompressed_bytes() if compressed
+                                       else None)
+            for number, article in enumerate(articles, start=1):
                 where = f"Article {number:,}"
                 article["title"] = check_field(article["title"], where)
                 article["abstract"] = check_field(article["abstract"], where)

@@ -25,12 +25,15 @@ from openpyxl.xml.constants import SHARED_STRINGS
 from core.diskspace import is_disk_full
 
 from .base import ERROR_KEY, Record, RecordStream, check_columns, check_field
+from .bounded import BoundedReader, decompressed_over_limit_message, max_decompressed_bytes
 from .errors import DatasetFileError, name_shown
 from .xlsx_strings import SharedStrings
 
-# An XLSX is a zip of XML; real spreadsheets compress about 5-20x. Both limits are checked
-# before anything is unzipped; they bound the disk the shared strings may take, not memory.
-MAX_UNCOMPRESSED_BYTES = 1024 * 1024 * 1024
+# An XLSX is a zip of XML; real spreadsheets compress about 5-20x. The ratio, and the total
+# against DATASET_MAX_DECOMPRESSED_MB, are checked on the sizes the zip declares, before anything
+# is unzipped; zipfile stops every part at its declared size as it inflates (and its CRC check
+# refuses one that lies), so the declared total bounds what is read. They bound the disk the
+# shared strings may take; memory is bounded by reading each part through bounded.py's reader.
 MAX_COMPRESSION_RATIO = 100
 # openpyxl parses these parts whole into objects (about ten times their size in memory); real
 # ones are kilobytes, a heavily styled workbook's styles.xml a few MB.
@@ -50,7 +53,9 @@ def check_zip(path: Path) -> None:
     expanded = sum(info.file_size for info in infos)
     packed = sum(info.compress_size for info in infos) or 1
     ratio = expanded / packed
-    if expanded > MAX_UNCOMPRESSED_BYTES or (ratio > MAX_COMPRESSION_RATIO and expanded > 1 << 24):
+    if expanded > max_decompressed_bytes():
+        raise DatasetFileError(decompressed_over_limit_message(max_decompressed_bytes()))
+    if ratio > MAX_COMPRESSION_RATIO and expanded > 1 << 24:
         raise DatasetFileError(
             f"The XLSX file would expand to {expanded // (1024 * 1024)} MB when unzipped: "
             "refusing to open a likely zip bomb."
@@ -81,7 +86,23 @@ class _Reader(ExcelReader):
         ct = self.package.find(SHARED_STRINGS)
         if ct is not None:
             with self.archive.open(ct.PartName[1:]) as src:
-                self.shared_strings = SharedStrings(src, spool_dir=self.spool_dir)
+                self.shared_strings = SharedStrings(BoundedReader(src, max_bytes=None),
+                                                    spool_dir=self.spool_dir)
+
+
+class _BoundedArchive:
+    """The workbook's zip as openpyxl's read-only sheets open it (workbook._archive): each sheet
+    is read through BoundedReader, so one inline-string cell of a gigabyte is refused at
+    MAX_TEXT_NODE_BYTES instead of being parsed whole into memory."""
+
+    def __init__(self, archive: zipfile.ZipFile) -> None:
+        self.archive = archive
+
+    def open(self, name: str, *args: Any, **kwargs: Any) -> BoundedReader:
+        return BoundedReader(self.archive.open(name, *args, **kwargs), max_bytes=None)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.archive, name)
 
 
 def read_xlsx(path: Path) -> RecordStream:
@@ -114,6 +135,7 @@ def _workbook_open(path: Path) -> tuple[_Reader, Callable[[], None]]:
     try:
         reader = _Reader(f, spool_dir=path.parent)
         reader.read()
+        reader.wb._archive = _BoundedArchive(reader.archive)
     except DatasetFileError:
         close()
         raise
