@@ -103,7 +103,8 @@ def _records_create(session: ScreeningSession, rows: list[dict[str, Any]]) -> No
     for position, row in enumerate(rows):
         chunk.append(Record(
             session=session, position=position, ext_id=row["ext_id"], title=row["title"],
-            abstract=row["abstract"], truth=row["truth"], priority=shuffle.random()))
+            abstract=row["abstract"], truth=row["truth"], priority=shuffle.random(),
+            identifiers=row.get("identifiers") or {}, citation=row.get("citation") or {}))
         if len(chunk) >= INSERT_CHUNK:
             Record.objects.bulk_create(chunk)
             chunk = []
@@ -267,3 +268,20 @@ def session_stop(*, user: Any, session: ScreeningSession, force: bool = False
                         f"”, marking {len(rest)} unread record(s) as no")
     locked.refresh_from_db()
     return locked
+
+
+def session_blinding_end(*, user: Any, session: ScreeningSession) -> ScreeningSession:
+    """The owner ends a session's blinding: from now on every member sees every decision.
+
+    Logged, because what reviewers could see changes what their later decisions are worth
+    (independence is why dual screening exists). Ending it twice changes nothing.
+    """
+    policy.require(user=user, action=policy.Action.END_BLINDING, obj=session)
+    with transaction.atomic():
+        ended = ScreeningSession.objects.filter(pk=session.pk, blind=True).update(blind=False)
+        if ended:
+            activity_record(project=session.project_id, actor=user, verb="screening_unblind",
+                            subject=session, summary=f"{user.get_username()} ended blinding "
+                            f"for “{session.name}”: every member now sees every decision")
+    session.refresh_from_db()
+    return session

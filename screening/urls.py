@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from screening import views
+from screening import review_views, views
 
 app_name = "screening"
 
@@ -13,6 +13,11 @@ urlpatterns = [
     path("<int:pk>/summary.json", views.summary_json, name="summary_json"),
     path("<int:pk>/next.json", views.next_json, name="next_json"),
     path("<int:pk>/decide.json", views.decide_json, name="decide_json"),
+    path("<int:pk>/conflicts/", review_views.conflicts_page, name="conflicts"),
+    path("<int:pk>/prisma/", review_views.prisma_page, name="prisma"),
+    re_path(r"^(?P<pk>[0-9]+)/prisma\.(?P<fmt>svg|png)$", review_views.prisma_download,
+            name="prisma_download"),
+    path("<int:pk>/unblind/", review_views.blinding_end, name="unblind"),
     re_path(r"^(?P<pk>[0-9]+)/export/(?P<fmt>csv|ris|jsonl|prisma)/$", views.session_export,
             name="export"),
     re_path(r"^(?P<pk>[0-9]+)/(?P<action>resolve|sampling|stop|train)/$", views.session_action,

@@ -26,7 +26,15 @@ from classification import selectors as classification_selectors
 from dataset_management import selectors as dataset_selectors
 from projects import policy
 from projects.context import page_project_show
-from screening import chart, export, selectors, services, simulation_runs, training
+from screening import (
+    chart,
+    export,
+    selectors,
+    services,
+    simulation_runs,
+    training,
+    visibility,
+)
 from screening.forms import SessionForm, SimulationForm
 
 EXPORTS = {"csv": (export.export_csv, "text/csv"), "ris": (export.export_ris,
@@ -64,7 +72,12 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     page_project_show(request=request, project_id=session.project_id)
     return render(request, "screening/detail.html", {
         "session": session, "summary": selectors.session_summary_for_page(session=session),
-        "conflicts": selectors.conflicts_list(session=session), "section": "screening",
+        # While blind only maintainers and owners see the conflicts (screening.visibility).
+        "conflicts": (visibility.conflicts_for(user=request.user, session=session)
+                      if visibility.conflicts_visible(user=request.user, session=session)
+                      else None),
+        "blind": visibility.session_is_blind(session=session),
+        "prisma": export.prisma_counts(session), "section": "screening",
         "can": policy.actions_on(user=request.user, obj=session)})
 
 
@@ -167,7 +180,8 @@ def session_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     if fmt == "prisma":
         return JsonResponse(export.prisma_counts(session))
     writer, content_type = EXPORTS[fmt]
-    response = StreamingHttpResponse(writer(session), content_type=content_type)
+    sight = visibility.session_sight(user=request.user, session=session)
+    response = StreamingHttpResponse(writer(session, sight=sight), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="screening-{session.pk}.{fmt}"'
     return response
 
