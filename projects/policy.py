@@ -43,6 +43,7 @@ class Action(models.TextChoices):
     SCREEN = "screen", "Screening records"
     RESOLVE_CONFLICTS = "resolve_conflicts", "Resolving screening conflicts"
     MANAGE_SCREENING = "manage_screening", "Managing a screening session"
+    END_BLINDING = "end_blinding", "Ending a screening session's blinding"
 
 
 REQUIRED_ROLE: dict[str, str] = {
@@ -64,6 +65,7 @@ REQUIRED_ROLE: dict[str, str] = {
     Action.SCREEN: Role.REVIEWER,
     Action.RESOLVE_CONFLICTS: Role.MAINTAINER,
     Action.MANAGE_SCREENING: Role.MAINTAINER,
+    Action.END_BLINDING: Role.OWNER,
 }
 
 
@@ -143,11 +145,38 @@ def allows(role: str | None, action: str) -> bool:
     return role is not None and ROLE_RANK[role] >= ROLE_RANK[REQUIRED_ROLE[action]]
 
 
+# An action a row may narrow to the members it names in a many-to-many field (a screening
+# session's `screeners`, chosen by its creator); the field empty, the role alone decides.
+ASSIGNED_IN: dict[str, str] = {Action.SCREEN: "screeners"}
+
+
+class NotAssigned(RoleRequired):
+    """A member whose role allows the action, on a row that names others to do it: 403 with
+    this sentence at every door that answers RoleRequired."""
+
+    def __init__(self, *, action: str) -> None:
+        self.action, self.needed, self.have = action, REQUIRED_ROLE[action], None
+        self.message = (f"{Action(action).label} here is for the members this session's "
+                        "creator chose; ask a maintainer to add you.")
+        PermissionDenied.__init__(self, self.message)
+
+
+def assigned(*, user: Any, action: str, obj: models.Model | None) -> bool:
+    """Whether `obj` leaves `action` to the user: true unless it names others only."""
+    field = ASSIGNED_IN.get(action)
+    chosen = getattr(obj, field, None) if field and obj is not None and obj.pk else None
+    if chosen is None or not hasattr(chosen, "values_list"):
+        return True
+    ids = set(chosen.values_list("pk", flat=True))
+    return not ids or getattr(user, "pk", None) in ids
+
+
 def can(*, user: Any, action: str, obj: models.Model | None = None,
         project: Project | int | None = None) -> bool:
     if obj is not None:
         project = project_id_of(obj)
-    return allows(role_of(user=user, project=project), action)
+    return (allows(role_of(user=user, project=project), action)
+            and assigned(user=user, action=action, obj=obj))
 
 
 def require(*, user: Any, action: str, obj: models.Model | None = None,
@@ -155,13 +184,16 @@ def require(*, user: Any, action: str, obj: models.Model | None = None,
     """Raise RoleRequired unless the user may do `action` on `obj` (or in `project`).
 
     A row outside the user's projects should have been answered 404 before it got here; a
-    project they are not in is still refused, as a non-member.
+    project they are not in is still refused, as a non-member. A row that names who does the
+    action (ASSIGNED_IN) refuses the other members with NotAssigned.
     """
     if obj is not None:
         project = project_id_of(obj)
     role = role_of(user=user, project=project)
     if not allows(role, action):
         raise RoleRequired(action=action, needed=REQUIRED_ROLE[action], have=role)
+    if not assigned(user=user, action=action, obj=obj):
+        raise NotAssigned(action=action)
 
 
 def object_get(queryset: QuerySet | type[models.Model], *, user: Any,
@@ -189,3 +221,37 @@ def actions_for(role: str | None) -> dict[str, bool]:
 def actions_on(*, user: Any, obj: models.Model) -> dict[str, bool]:
     """What a detail page may draw for this row (its project may not be the current one)."""
     return actions_for(role_of(user=user, project=project_id_of(obj)))
+
+
+# --- screening: who sees whose decisions ----------------------------------------------------
+
+
+class ScreeningSight(models.TextChoices):
+    """How much of a screening session's decisions a role sees (issue 35: blind means blind)."""
+
+    ALL = "all", "Every decision and note"
+    OWN = "own", "Their own decisions and notes only"
+    FINAL = "final", "Final decisions only (agreed, resolved or the stopping rule's)"
+
+
+def screening_sight(*, role: str | None, blind: bool) -> str:
+    """What a role sees of a session's decisions, on every page, export and API answer.
+
+    While a session is blind (two reviewers per record, blinding not ended by the owner) dual
+    screening is independent only if a reviewer cannot learn the other's answer: a reviewer
+    sees only their own decisions and notes, not even the final values (a missing final would
+    tell them the other disagreed, and they may change their own answer until it is resolved);
+    a viewer sees only the final decisions; maintainers and owners, who resolve, see all.
+    Without blinding every member sees everything, as before.
+    """
+    if allows(role, Action.RESOLVE_CONFLICTS) or not blind:
+        return ScreeningSight.ALL
+    if allows(role, Action.SCREEN):
+        return ScreeningSight.OWN
+    return ScreeningSight.FINAL
+
+
+def screening_conflicts_visible(*, role: str | None, blind: bool) -> bool:
+    """Only those who resolve see the conflicts list while a session is blind."""
+    return screening_sight(role=role, blind=blind) == ScreeningSight.ALL and role is not None
+

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.urls import path, re_path, reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from classification import selectors as classification_selectors
 from dataset_management import selectors as dataset_selectors
 from projects import policy
-from screening import export, selectors, services, simulation_runs
+from screening import export, prisma_diagram, selectors, services, simulation_runs, visibility
 from screening.forms import SessionForm, SimulationForm
 
 
@@ -167,18 +167,29 @@ class DecideApi(APIView):
 
 
 def _conflict_body(conflict: dict[str, Any]) -> dict[str, Any]:
-    return {"record": conflict["record"].pk, "label": conflict["label"], "decisions": [
-        {"reviewer": d.reviewer.get_username(), "value": d.value, "note": d.note}
-        for d in conflict["decisions"]]}
+    """A conflict with its record in view: title (or first sentence), abstract, identifiers
+    (record id, PMID, DOI...), citation and source link, and both decisions in full."""
+    record, identity = conflict["record"], conflict["identity"]
+    return {"record": {"id": record.pk, "row": identity["row"], "title": identity["title"],
+                       "abstract": record.abstract, "identifiers": identity["identifiers"],
+                       "authors": identity["authors"], "year": identity["year"],
+                       "journal": identity["journal"], "source_url": identity["source_url"]},
+            "record_id": record.pk, "label": conflict["label"],
+            "stage": conflict.get("stage", "title_abstract"), "decisions": [
+                {"reviewer": d.reviewer.get_username(), "value": d.value, "note": d.note,
+                 "exclusion_reason": d.exclusion_reason,
+                 "decided_at": d.decided_at.isoformat()} for d in conflict["decisions"]]}
 
 
 class ConflictsApi(generics.GenericAPIView):
-    @extend_schema(summary="A session's open conflicts, in the records' order (paged)",
+    @extend_schema(summary="A session's open conflicts with their records, in the records' "
+                           "order (paged); maintainers and owners only while it is blind",
                    responses=None)
     def get(self, request: Request, pk: int) -> Response:
         session = _session(request, pk)
         # A list in the records' order, label by label: the same on every request, so it pages.
-        conflicts = self.paginate_queryset(selectors.conflicts_list(session=session))
+        conflicts = self.paginate_queryset(visibility.conflicts_for(user=request.user,
+                                                                    session=session))
         return self.get_paginated_response([_conflict_body(c) for c in conflicts])
 
     @extend_schema(summary="A maintainer's resolution of a conflict (record, label, value, "
@@ -199,14 +210,34 @@ class ConflictsApi(generics.GenericAPIView):
 
 
 class ExportApi(APIView):
-    @extend_schema(summary="Decisions as csv, ris or jsonl; prisma counts", responses=None)
+    @extend_schema(summary="Decisions as csv, ris or jsonl (each person's own sight: blind "
+                           "sessions show a reviewer only their decisions, a viewer only the "
+                           "final ones); PRISMA counts, or the PRISMA 2020 diagram as SVG/PNG",
+                   responses=None)
     def get(self, request: Request, pk: int, fmt: str) -> Any:
         session = _session(request, pk, policy.Action.DOWNLOAD)
         if fmt == "prisma":
             return Response(export.prisma_counts(session))
+        if fmt in ("prisma-svg", "prisma-png"):
+            counts = export.prisma_counts(session)
+            if fmt == "prisma-svg":
+                return HttpResponse(prisma_diagram.prisma_svg(counts, title=session.name),
+                                    content_type="image/svg+xml; charset=utf-8")
+            return HttpResponse(prisma_diagram.prisma_png(counts, title=session.name),
+                                content_type="image/png")
         writer = {"csv": export.export_csv, "ris": export.export_ris,
                   "jsonl": export.export_jsonl}[fmt]
-        return StreamingHttpResponse(writer(session), content_type="text/plain; charset=utf-8")
+        sight = visibility.session_sight(user=request.user, session=session)
+        return StreamingHttpResponse(writer(session, sight=sight),
+                                     content_type="text/plain; charset=utf-8")
+
+
+class BlindingApi(APIView):
+    @extend_schema(summary="The owner ends a session's blinding (logged)", request=None,
+                   responses=None)
+    def post(self, request: Request, pk: int) -> Response:
+        session = services.session_blinding_end(user=request.user, session=_session(request, pk))
+        return Response({"id": session.pk, "blind": session.blind})
 
 
 urlpatterns = [
@@ -219,6 +250,8 @@ urlpatterns = [
     path("screening/<int:pk>/next/", NextRecordApi.as_view(), name="screening_next"),
     path("screening/<int:pk>/decide/", DecideApi.as_view(), name="screening_decide"),
     path("screening/<int:pk>/conflicts/", ConflictsApi.as_view(), name="screening_conflicts"),
-    re_path(r"^screening/(?P<pk>[0-9]+)/export/(?P<fmt>csv|ris|jsonl|prisma)/$",
+    path("screening/<int:pk>/unblind/", BlindingApi.as_view(), name="screening_unblind"),
+    re_path(r"^screening/(?P<pk>[0-9]+)/export/"
+            r"(?P<fmt>csv|ris|jsonl|prisma|prisma-svg|prisma-png)/$",
             ExportApi.as_view(), name="screening_export"),
 ]

@@ -1,8 +1,14 @@
 """Screening exports: decisions as CSV, RIS and JSON Lines, and PRISMA-style counts.
 
-Each format carries, per record and label, every reviewer's value with the date and note, and
-the final value with where it came from (agreed, resolved, or the stopping rule, whose
+Each format carries, per record, what traces it back to its source (record id, row, PMID, DOI,
+the title or the text's first sentence, authors, year, journal; the abstract in JSON Lines and
+RIS) and, per label and stage, every reviewer's value with the date, exclusion reason and note,
+and the final value with where it came from (agreed, resolved, or the stopping rule, whose
 justification - test, N, n, k, r, p-value, target, confidence, time, user - goes with it).
+
+What each person sees of the decisions is their `Sight` (screening.visibility, decided by
+projects.policy): while a session is blind a reviewer's export holds only their own decisions
+and a viewer's only the final ones.
 """
 
 from __future__ import annotations
@@ -15,10 +21,15 @@ from typing import Any
 
 from dataset_management.export import csv_safe_cell
 from screening import selectors
-from screening.models import Record, ScreeningSession
+from screening.models import Record, ScreeningSession, Stage
+from screening.prisma import prisma_counts
+from screening.visibility import Sight, record_identity
 
-CSV_COLUMNS = ["record", "id", "title", "label", "reviewer", "value", "decided_at", "note",
-               "final", "final_source"]
+CSV_COLUMNS = ["record", "record_id", "id", "pmid", "doi", "title", "authors", "year",
+               "journal", "stage", "label", "reviewer", "value", "exclusion_reason",
+               "decided_at", "note", "final", "final_source", "final_exclusion_reason"]
+
+__all__ = ["export_csv", "export_jsonl", "export_ris", "prisma_counts", "record_lines"]
 
 
 def _records(session: ScreeningSession) -> Iterator[Record]:
@@ -26,12 +37,26 @@ def _records(session: ScreeningSession) -> Iterator[Record]:
             .prefetch_related("decisions__reviewer", "resolutions__resolver").iterator(2000))
 
 
-def _source(record: Record, label: str) -> str:
-    if record.done_phase == "stop" and label not in {d.label for d in record.decisions.all()}:
-        return "stopping rule"
-    if any(r.label == label for r in record.resolutions.all()):
+def _source(record: Record, label: str, stage: str, said: list[Any], resolution: Any) -> str:
+    if resolution is not None:
         return "resolved"
+    if stage == Stage.FULL_TEXT:
+        return "reviewers" if label in record.fulltext_final else ""
+    if record.done_phase == "stop" and not said:
+        return "stopping rule"
     return "reviewers" if label in record.final else ""
+
+
+def _final_reason(record: Record, label: str, stage: str, said: list[Any],
+                  resolution: Any, final: str) -> str:
+    if final != "no":
+        return ""
+    if stage == Stage.FULL_TEXT and record.fulltext_reasons.get(label):
+        return record.fulltext_reasons[label]
+    if resolution is not None:
+        return resolution.exclusion_reason
+    # Agreed: the reviewers' reasons (two may name different ones), in a stable order.
+    return "; ".join(sorted({d.exclusion_reason for d in said if d.exclusion_reason}))
 
 
 def _stop_note(session: ScreeningSession, label: str) -> str:
@@ -47,37 +72,76 @@ def _stop_note(session: ScreeningSession, label: str) -> str:
     return ""
 
 
-def record_lines(session: ScreeningSession) -> Iterator[dict[str, Any]]:
-    """One dict per record: its decisions, resolutions and final values."""
+def _label_entry(session: ScreeningSession, record: Record, label: str, stage: str,
+                 sight: Sight) -> dict[str, Any] | None:
+    """One label at one stage as this person may see it; None when they see nothing of it at
+    full text (a record that never reached it, or only another reviewer's decision)."""
+    said = [d for d in record.decisions.all() if d.label == label and d.stage == stage]
+    resolution = next((r for r in record.resolutions.all()
+                       if r.label == label and r.stage == stage), None)
+    finals = record.final if stage == Stage.TITLE_ABSTRACT else record.fulltext_final
+    shown = [d for d in said if sight.decision_shown(d)]
+    final = finals.get(label, "") if sight.finals_shown else ""
+    if stage == Stage.FULL_TEXT and not shown and not final:
+        return None
+    source = _source(record, label, stage, said, resolution) if sight.finals_shown else ""
+    entry: dict[str, Any] = {
+        "stage": stage, "final": final, "source": source,
+        "exclusion_reason": _final_reason(record, label, stage, said, resolution, final),
+        "decisions": [{"reviewer": d.reviewer.get_username(), "value": d.value,
+                       "exclusion_reason": d.exclusion_reason,
+                       "decided_at": d.decided_at.isoformat(), "note": d.note} for d in shown],
+        "resolution": ({"resolver": resolution.resolver.get_username(),
+                        "value": resolution.value,
+                        "exclusion_reason": resolution.exclusion_reason,
+                        "note": resolution.note if sight.notes_shown else "",
+                        "resolved_at": resolution.resolved_at.isoformat()}
+                       if resolution is not None and sight.finals_shown else None),
+    }
+    if source == "stopping rule":
+        entry["note"] = _stop_note(session, label)
+    return entry
+
+
+def record_lines(session: ScreeningSession, *, sight: Sight) -> Iterator[dict[str, Any]]:
+    """One dict per record: where it comes from, and per label its decisions at title and
+    abstract (`labels`) and at full text (`fulltext`, only labels that reached it), as `sight`
+    lets this person see them."""
     for record in _records(session):
-        labels = {}
-        for label in session.labels:
-            labels[label] = {
-                "final": record.final.get(label, ""), "source": _source(record, label),
-                "decisions": [{"reviewer": d.reviewer.get_username(), "value": d.value,
-                               "decided_at": d.decided_at.isoformat(), "note": d.note}
-                              for d in record.decisions.all() if d.label == label],
-                "resolution": next(({"resolver": r.resolver.get_username(), "value": r.value,
-                                     "note": r.note, "resolved_at": r.resolved_at.isoformat()}
-                                    for r in record.resolutions.all() if r.label == label), None),
-            }
-            if labels[label]["source"] == "stopping rule":
-                labels[label]["note"] = _stop_note(session, label)
-        yield {"record": record.position + 1, "id": record.ext_id, "title": record.title,
-               "abstract": record.abstract, "labels": labels}
+        labels = {label: _label_entry(session, record, label, Stage.TITLE_ABSTRACT, sight)
+                  for label in session.labels}
+        fulltext = {label: entry for label in session.labels if (entry := _label_entry(
+            session, record, label, Stage.FULL_TEXT, sight)) is not None}
+        identity = record_identity(record=record)
+        yield {"record": identity.pop("row"), **identity, "abstract": record.abstract,
+               "labels": labels, "fulltext": fulltext}
 
 
-def export_jsonl(session: ScreeningSession) -> Iterator[str]:
+def export_jsonl(session: ScreeningSession, *, sight: Sight) -> Iterator[str]:
     yield json.dumps({"session": session.name, "labels": session.labels,
                       "recall_target": session.recall_target, "confidence": session.confidence,
                       "stop_justification": session.stop_justification or None,
                       "agreement": selectors.agreement_table(session=session),
                       "prisma": prisma_counts(session)}, ensure_ascii=False) + "\n"
-    for line in record_lines(session):
+    for line in record_lines(session, sight=sight):
         yield json.dumps(line, ensure_ascii=False) + "\n"
 
 
-def export_csv(session: ScreeningSession) -> Iterator[str]:
+def _csv_rows(line: dict[str, Any]) -> Iterator[list[Any]]:
+    head = [line["record"], line["record_id"], line["id"], line["pmid"], line["doi"],
+            line["title"], "; ".join(line["authors"]), line["year"], line["journal"]]
+    for stage_entries in (line["labels"], line["fulltext"]):
+        for label, about in stage_entries.items():
+            rows = about["decisions"] or [{
+                "reviewer": about["source"], "value": about["final"], "decided_at": "",
+                "exclusion_reason": about["exclusion_reason"], "note": about.get("note", "")}]
+            for d in rows:
+                yield [*head, about["stage"], label, d["reviewer"], d["value"],
+                       d["exclusion_reason"], d["decided_at"], d["note"], about["final"],
+                       about["source"], about["exclusion_reason"]]
+
+
+def export_csv(session: ScreeningSession, *, sight: Sight) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
 
@@ -88,65 +152,39 @@ def export_csv(session: ScreeningSession) -> Iterator[str]:
         return text
 
     writer.writerow(CSV_COLUMNS)
-    for line in record_lines(session):
-        for label, about in line["labels"].items():
-            rows = about["decisions"] or [{"reviewer": about["source"], "value": about["final"],
-                                           "decided_at": "", "note": about.get("note", "")}]
-            for d in rows:
-                writer.writerow([csv_safe_cell(str(c)) for c in [
-                    line["record"], line["id"], line["title"], label, d["reviewer"], d["value"],
-                    d["decided_at"], d["note"], about["final"], about["source"]]])
+    for line in record_lines(session, sight=sight):
+        for row in _csv_rows(line):
+            writer.writerow([csv_safe_cell(str(c)) for c in row])
         yield flush()
 
 
-def export_ris(session: ScreeningSession) -> Iterator[str]:
-    for line in record_lines(session):
-        out = ["TY  - JOUR", f"TI  - {line['title']}", f"AB  - {line['abstract']}"]
-        if line["id"]:
-            out.append(f"ID  - {line['id']}")
-        for label, about in line["labels"].items():
-            if about["final"]:
-                out.append(f"KW  - {label}: {'include' if about['final'] == 'yes' else 'exclude'}")
-            for d in about["decisions"]:
-                out.append(f"N1  - {label}: {d['reviewer']} said {d['value']} on "
-                           f"{d['decided_at']}{' - ' + d['note'] if d['note'] else ''}")
-            if about.get("note"):
-                out.append(f"N1  - {label}: {about['note']}")
-        yield "\n".join(o.replace("\n", " ") for o in out) + "\nER  - \n\n"
+def _ris_decisions(label: str, about: dict[str, Any]) -> Iterator[str]:
+    stage = " (full text)" if about["stage"] == Stage.FULL_TEXT else ""
+    if about["final"]:
+        verdict = "include" if about["final"] == "yes" else "exclude"
+        reason = f" - {about['exclusion_reason']}" if about["exclusion_reason"] else ""
+        yield f"KW  - {label}{stage}: {verdict}{reason}"
+    for d in about["decisions"]:
+        reason = f" ({d['exclusion_reason']})" if d["exclusion_reason"] else ""
+        yield (f"N1  - {label}{stage}: {d['reviewer']} said {d['value']}{reason} on "
+               f"{d['decided_at']}{' - ' + d['note'] if d['note'] else ''}")
+    if about.get("note"):
+        yield f"N1  - {label}{stage}: {about['note']}"
 
 
-def _identified(session: ScreeningSession, records: int) -> dict[str, Any]:
-    """PRISMA's first boxes, from the dataset's import report or the batch's facts as kept at
-    creation (the batch itself is purged a week after it ran; the session is not)."""
-    if session.source == ScreeningSession.Source.BATCH:
-        facts = session.source_facts or {}
-        without_text = int(facts.get("without_text", 0))
-        return {"identified": int(facts.get("identified", records)), "duplicates_removed": 0,
-                "duplicates_note": "a classified batch removes no duplicates, so 0",
-                "removed_without_text": without_text}
-    report = (session.dataset.report if session.dataset_id else None) or {}
-    dropped = report.get("dropped_by_reason") or {}
-    duplicates = sum(v for k, v in dropped.items() if "duplic" in k.lower())
-    return {"identified": report.get("rows_read", records), "duplicates_removed": duplicates,
-            "duplicates_note": ("" if duplicates else "the import report names no duplicate "
-                                "removed, so 0")}
-
-
-def prisma_counts(session: ScreeningSession) -> dict[str, Any]:
-    """Identified, duplicates removed, screened, excluded and included per label."""
-    finals = list(session.records.values_list("final", "done_phase"))
-    per_label = {}
-    for label in session.labels:
-        per_label[label] = {
-            "included": sum(1 for f, _ in finals if f.get(label) == "yes"),
-            "excluded": sum(1 for f, _ in finals if f.get(label) == "no"),
-            "excluded_by_stopping_rule": sum(1 for f, p in finals
-                                             if p == "stop" and f.get(label) == "no"),
-        }
-    return {
-        "source": session.source, "collection": session.collection_name,
-        **_identified(session, len(finals)),
-        "screened": sum(1 for _, p in finals if p in ("ranked", "sample")),
-        "not_screened_marked_no": sum(1 for _, p in finals if p == "stop"),
-        "per_label": per_label,
-    }
+def export_ris(session: ScreeningSession, *, sight: Sight) -> Iterator[str]:
+    """RIS that Zotero and EndNote read back: TI is the title or the first sentence, never
+    empty; AN carries the PMID, DO the DOI, UR the source link, ID MedLitBot's record id."""
+    for line in record_lines(session, sight=sight):
+        out = ["TY  - JOUR", f"TI  - {line['title']}"]
+        out += [f"AU  - {author}" for author in line["authors"]]
+        out += [f"{tag}  - {line[key]}" for tag, key in (
+            ("PY", "year"), ("JO", "journal"), ("DO", "doi"), ("AN", "pmid"),
+            ("UR", "source_url")) if line[key]]
+        out += [f"AB  - {line['abstract']}", f"ID  - {line['record_id']}",
+                f"N1  - record {line['record']} of the collection"
+                f"{'; its id ' + line['id'] if line['id'] else ''}"]
+        for stage_entries in (line["labels"], line["fulltext"]):
+            for label, about in stage_entries.items():
+                out.extend(_ris_decisions(label, about))
+        yield "\n".join(o.replace("\r", " ").replace("\n", " ") for o in out) + "\nER  - \n\n"

@@ -1,7 +1,8 @@
 """What a session screens: the rows of an imported dataset or of a finished batch.
 
-Both become the same plain rows (title, abstract, an identifier, the dataset's own labels or
-None) that services.session_create copies into Records once, plus the facts PRISMA's counts
+Both become the same plain rows (title, abstract, an identifier, every identifier and the
+citation - authors, year, journal - where the row has them, the dataset's own labels or None)
+that services.session_create copies into Records once, plus the facts PRISMA's counts
 need later (a batch is purged after a week; the session outlives it).
 """
 
@@ -26,6 +27,14 @@ class Collection:
     facts: dict[str, Any] = field(default_factory=dict)
 
 
+def _citation(found: dict[str, Any]) -> dict[str, Any]:
+    """Authors (a list), year and journal, only those present: what an export cites."""
+    out = {k: found.get(k) for k in ("authors", "year", "journal") if found.get(k)}
+    if isinstance(out.get("authors"), str):
+        out["authors"] = [out["authors"]]
+    return out
+
+
 def _has_text(row: dict[str, Any]) -> bool:
     return bool((row["title"] + row["abstract"]).strip())
 
@@ -41,6 +50,7 @@ def collection_of_dataset(*, dataset: Any) -> Collection:
         rows.append({
             "title": row.get("title") or "", "abstract": row.get("abstract") or "",
             "ext_id": str(next(iter(identifiers.values()), "") if identifiers else "")[:255],
+            "identifiers": dict(identifiers), "citation": _citation(row.get("citation") or {}),
             "truth": list(row.get("labels") or []) if labelled else None,
         })
     if not any(_has_text(r) for r in rows):
@@ -69,7 +79,8 @@ def collection_of_batch(*, batch: BatchJob) -> Collection:
     rows, skipped = [], 0
     for item in items:
         row = {"title": item.get("title") or "", "abstract": item.get("abstract") or "",
-               "ext_id": str(item_id(item))[:255], "truth": None}
+               "ext_id": str(item_id(item))[:255], "truth": None,
+               "identifiers": dict(item.get("identifiers") or {}), "citation": _citation(item)}
         if _has_text(row):
             rows.append(row)
         else:

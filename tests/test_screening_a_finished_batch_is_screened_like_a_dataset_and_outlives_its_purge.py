@@ -19,6 +19,7 @@ from classification.models import BatchJob
 from projects.middleware import SESSION_KEY
 from screening import export, selectors, services
 from screening.models import Record, ScreeningSession
+from screening.visibility import SIGHT_ALL
 from tests.export_support import run_batch
 from tests.screening_support import team, trained_model_make  # noqa: F401
 
@@ -58,7 +59,7 @@ def test_a_batch_becomes_records_with_their_ids_and_prisma_counts_what_it_read(
     assert prisma["duplicates_removed"] == 0
     record = selectors.record_next(user=team.reviewer, session=session)
     services.decision_record(user=team.reviewer, record=record, values={"oncological": "yes"})
-    header, *lines = [json.loads(line) for line in export.export_jsonl(session)]
+    header, *lines = [json.loads(line) for line in export.export_jsonl(session, sight=SIGHT_ALL)]
     assert header["prisma"]["identified"] == 4
     assert [line["id"] for line in lines] == ["111", "222", "444"]
     [decided] = [line for line in lines if line["id"] == record.ext_id]
@@ -73,7 +74,8 @@ def test_the_session_outlives_the_batch_and_keeps_its_counts(team, batch) -> Non
     assert session.batch_id is None
     assert session.collection_name.startswith("articles.jsonl")
     assert export.prisma_counts(session)["identified"] == 4
-    assert "".join(export.export_csv(session)).count("\r\n") == 4  # a header, 3 records
+    # a header, 3 records
+    assert "".join(export.export_csv(session, sight=SIGHT_ALL)).count("\r\n") == 4
     page = _client(team.maintainer).get(reverse("screening:detail", args=[session.pk]))
     assert "articles.jsonl (classified by Batch model)" in page.content.decode()
 

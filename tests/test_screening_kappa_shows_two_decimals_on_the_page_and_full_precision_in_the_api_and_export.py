@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from screening import export, services
 from screening.agreement import Z_95
 from screening.models import Record
+from screening.visibility import SIGHT_ALL
 from tests.screening_support import team  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -50,6 +51,6 @@ def test_the_page_rounds_and_the_api_and_export_do_not(team) -> None:  # noqa: F
     assert row["kappa"] == pytest.approx(KAPPA, rel=1e-12)
     assert row["kappa_low"] == pytest.approx(KAPPA - Z_95 * SE, rel=1e-12)
     assert row["kappa_high"] == 1.0  # clipped
-    header = json.loads(next(iter(export.export_jsonl(session))))
+    header = json.loads(next(iter(export.export_jsonl(session, sight=SIGHT_ALL))))
     assert header["agreement"][0]["kappa"] == pytest.approx(KAPPA, rel=1e-12)
     assert header["agreement"][0]["kappa"] != round(KAPPA, 4)

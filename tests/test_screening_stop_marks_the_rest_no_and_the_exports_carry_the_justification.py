@@ -10,6 +10,7 @@ import json
 import pytest
 
 from screening import export, selectors, services
+from screening.visibility import SIGHT_ALL
 from tests.screening_support import team  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -44,17 +45,17 @@ def test_the_stop_is_refused_until_the_rule_is_met_then_recorded_in_every_export
     assert why["labels"][0]["test"].startswith("Callaghan")
     assert why["stopped_by"] == "mona"
 
-    rows = list(csv.DictReader(io.StringIO("".join(export.export_csv(session)))))
+    rows = list(csv.DictReader(io.StringIO("".join(export.export_csv(session, sight=SIGHT_ALL)))))
     assert {r["reviewer"] for r in rows} >= {"rita"}
     stopped = [r for r in rows if r["final_source"] == "stopping rule"]
     if why["marked_no"]:
         assert stopped
         assert "p=" in stopped[0]["note"]
         assert stopped[0]["final"] == "no"
-    lines = [json.loads(line) for line in export.export_jsonl(session)]
+    lines = [json.loads(line) for line in export.export_jsonl(session, sight=SIGHT_ALL)]
     assert lines[0]["stop_justification"]["labels"][0]["pool"] == 6
     assert len(lines) == 1 + 12
-    ris = "".join(export.export_ris(session))
+    ris = "".join(export.export_ris(session, sight=SIGHT_ALL))
     assert ris.count("ER  - ") == 12
     assert "rita said" in ris
     prisma = export.prisma_counts(session)

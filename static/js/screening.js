@@ -157,7 +157,9 @@
           cell("agreement-table", a.label, "pa", a.percent_agreement === null ? "–" : a.percent_agreement + "%");
           cell("agreement-table", a.label, "kappa", a.kappa_display);
         });
-        if (document.getElementById("conflict-count").textContent !== String(s.conflicts)) {
+        // Absent while the session is blind for this person (they do not see the conflicts).
+        var count = document.getElementById("conflict-count");
+        if (count && count.textContent !== String(s.conflicts)) {
           refreshConflicts();
         }
         var ranking = document.getElementById("ranking");

@@ -1,0 +1,81 @@
+"""The review desk's pages for those who report the review: conflicts judged one after the
+other with the record in view, the PRISMA 2020 flow diagram (page, SVG, PNG), and the owner's
+end of blinding. Thin: reads through screening.selectors / visibility / prisma, writes through
+screening.services, permissions through projects.policy."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from projects import policy
+from projects.context import page_project_show
+from screening import prisma, prisma_diagram, selectors, services, visibility
+
+
+@login_required
+def conflicts_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """One open conflict at a time (the first, or `?skip=N` past it), resolved with y / n like
+    a record is screened; after each resolution the next one comes."""
+    session = selectors.session_get(user=request.user, pk=pk)
+    page_project_show(request=request, project_id=session.project_id)
+    if request.method == "POST":
+        try:
+            record = selectors.record_get(user=request.user, session=session,
+                                          pk=int(request.POST.get("record", 0)))
+            services.conflict_resolve(user=request.user, record=record,
+                                      label=request.POST.get("label", ""),
+                                      value=request.POST.get("value", ""),
+                                      note=request.POST.get("note", "")[:2000])
+        except ValueError as exc:  # ScreeningError is a ValueError; a bad record id too
+            messages.error(request, str(exc))
+        return redirect(f"{request.path}?skip={_skip(request.POST)}")
+    conflicts = visibility.conflicts_for(user=request.user, session=session)
+    skip = min(_skip(request.GET), max(len(conflicts) - 1, 0))
+    return render(request, "screening/conflicts.html", {
+        "session": session, "conflict": conflicts[skip] if conflicts else None,
+        "at": skip + 1, "total": len(conflicts), "next_skip": skip + 1, "section": "screening",
+        "can": policy.actions_on(user=request.user, obj=session)})
+
+
+def _skip(data: object) -> int:
+    value = str(getattr(data, "get", lambda *_: "0")("skip", "0"))
+    return int(value) if value.isdigit() and len(value) < 7 else 0
+
+
+@login_required
+@require_GET
+def prisma_page(request: HttpRequest, pk: int) -> HttpResponse:
+    session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.DOWNLOAD)
+    page_project_show(request=request, project_id=session.project_id)
+    counts = prisma.prisma_counts(session)
+    return render(request, "screening/prisma.html", {
+        "session": session, "counts": counts, "section": "screening",
+        "svg": prisma_diagram.prisma_svg(counts, title=session.name)})
+
+
+@login_required
+@require_GET
+def prisma_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.DOWNLOAD)
+    counts = prisma.prisma_counts(session)
+    if fmt == "svg":
+        response = HttpResponse(prisma_diagram.prisma_svg(counts, title=session.name),
+                                content_type="image/svg+xml; charset=utf-8")
+    else:
+        response = HttpResponse(prisma_diagram.prisma_png(counts, title=session.name),
+                                content_type="image/png")
+    response["Content-Disposition"] = f'attachment; filename="prisma-{session.pk}.{fmt}"'
+    return response
+
+
+@login_required
+@require_POST
+def blinding_end(request: HttpRequest, pk: int) -> HttpResponse:
+    session = selectors.session_get(user=request.user, pk=pk)
+    services.session_blinding_end(user=request.user, session=session)
+    messages.success(request, "Blinding ended: every member now sees every decision.")
+    return redirect("screening:detail", pk=session.pk)

@@ -1,0 +1,108 @@
+"""Who sees what of a screening session (issue 35: blind means blind), and what a record says
+about itself wherever it is shown (exports, conflicts, pages).
+
+projects.policy.screening_sight decides from the role and whether the session is blind; these
+reads apply it, so every page, export and API answer filters decisions the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from projects import policy
+from screening import selectors
+from screening.models import Decision, Record, ScreeningSession
+
+
+@dataclass(frozen=True)
+class Sight:
+    """What one person sees of a session's decisions: a policy.ScreeningSight and who they are."""
+
+    mode: str
+    user_id: int | None = None
+
+    def decision_shown(self, decision: Decision) -> bool:
+        return (self.mode == policy.ScreeningSight.ALL
+                or (self.mode == policy.ScreeningSight.OWN
+                    and decision.reviewer_id == self.user_id))
+
+    @property
+    def finals_shown(self) -> bool:
+        return self.mode != policy.ScreeningSight.OWN
+
+    @property
+    def notes_shown(self) -> bool:
+        """A resolution's note may quote the reviewers: only for those who see everything."""
+        return self.mode == policy.ScreeningSight.ALL
+
+
+# Management commands and tests that export for the record keeper (a maintainer's view).
+SIGHT_ALL = Sight(mode=policy.ScreeningSight.ALL)
+
+
+def session_is_blind(*, session: ScreeningSession) -> bool:
+    """Blinding means something only while two reviewers read each record."""
+    return bool(session.blind) and session.reviewers_per_record >= 2
+
+
+def session_sight(*, user: Any, session: ScreeningSession) -> Sight:
+    role = policy.role_of(user=user, project=session.project_id)
+    return Sight(mode=policy.screening_sight(role=role, blind=session_is_blind(session=session)),
+                 user_id=getattr(user, "pk", None))
+
+
+def conflicts_visible(*, user: Any, session: ScreeningSession) -> bool:
+    return policy.screening_conflicts_visible(
+        role=policy.role_of(user=user, project=session.project_id),
+        blind=session_is_blind(session=session))
+
+
+def conflicts_for(*, user: Any, session: ScreeningSession) -> list[dict[str, Any]]:
+    """The open conflicts, each with its record's identity; RoleRequired (403) for someone who
+    may not see them (a reviewer or viewer while the session is blind)."""
+    if not conflicts_visible(user=user, session=session):
+        policy.require(user=user, action=policy.Action.RESOLVE_CONFLICTS, obj=session)
+    conflicts = selectors.conflicts_list(session=session)
+    for conflict in conflicts:
+        conflict["identity"] = record_identity(record=conflict["record"])
+    return conflicts
+
+
+# --- what a record says about itself ---------------------------------------------------------
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
+SOURCE_LINKS = (("pmid", "https://pubmed.ncbi.nlm.nih.gov/{}/"), ("doi", "https://doi.org/{}"),
+                ("pmcid", "https://www.ncbi.nlm.nih.gov/pmc/articles/{}/"))
+
+
+def record_title_shown(*, record: Record, limit: int = 300) -> str:
+    """The title, else the text's first sentence (cut at `limit`), else the record's number: a
+    collection with one text column and no title still has every record told apart."""
+    if record.title.strip():
+        return " ".join(record.title.split())
+    text = " ".join(record.abstract.split())
+    if not text:
+        return f"Record {record.position + 1}"
+    first = _SENTENCE_END.split(text, maxsplit=1)[0]
+    return first if len(first) <= limit else first[:limit - 1].rstrip() + "…"
+
+
+def record_identity(*, record: Record) -> dict[str, Any]:
+    """Identifiers, citation and a source link: what traces a record back to its source.
+
+    `record_id` is MedLitBot's (the API's `record`), `row` the record's row in its collection,
+    `id` the collection's first identifier; PMID and DOI are "" where the source has none.
+    """
+    ids = {k: str(v) for k, v in (record.identifiers or {}).items() if v}
+    link = next((url.format(ids[k]) for k, url in SOURCE_LINKS if ids.get(k)), "")
+    if not link and ids.get("id", "").startswith(("http://", "https://")):
+        link = ids["id"]
+    cite = record.citation or {}
+    return {"record_id": record.pk, "row": record.position + 1, "id": record.ext_id,
+            "pmid": ids.get("pmid", ""), "doi": ids.get("doi", ""),
+            "identifiers": {"record_id": record.pk, **ids},
+            "authors": [str(a) for a in cite.get("authors") or []],
+            "year": str(cite.get("year", "")), "journal": str(cite.get("journal", "")),
+            "source_url": link, "title": record_title_shown(record=record)}
