@@ -1,11 +1,66 @@
-"""The form that starts a screening session in the current project."""
+"""The form that starts a screening session in the current project, the simulation form, and
+the one schema of every numeric screening setting's range."""
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
 from django.db.models import QuerySet
+
+# Every numeric screening setting and its range, read by the page's forms, the API (which binds
+# those forms: out of range is a 400 naming the field) and the simulate_screening command. An
+# upper bound for each: an unbounded integer reached PostgreSQL as ranker_every=10**12 and
+# overflowed its column (a 500). Retraining after more than 10,000 decisions, or a patience of
+# more than 100,000 records, means "never" on any collection MedLitBot imports.
+SETTING_RANGES: dict[str, tuple[type, float, float]] = {
+    "reviewers_per_record": (int, 1, 2),
+    "ranker_every": (int, 1, 10_000),
+    "recall_target": (float, 0.01, 0.999),
+    "confidence": (float, 0.5, 0.999),
+    "seeds": (int, 1, 20),
+    "every": (int, 1, 10_000),
+    "patience": (int, 1, 100_000),
+}
+
+
+def setting_help(name: str) -> str:
+    kind, low, high = SETTING_RANGES[name]
+    return f"{kind(low)} to {kind(high)}"
+
+
+def setting_field(name: str, **kwargs: Any) -> forms.Field:
+    """The form field of a numeric setting, bounded by SETTING_RANGES."""
+    kind, low, high = SETTING_RANGES[name]
+    field = forms.IntegerField if kind is int else forms.FloatField
+    kwargs.setdefault("help_text", setting_help(name))
+    return field(min_value=kind(low), max_value=kind(high), **kwargs)
+
+
+def setting_parse(name: str, value: Any) -> int | float:
+    """A setting read from the command line or a script: ValueError naming it and its range."""
+    kind, low, high = SETTING_RANGES[name]
+    try:
+        number = kind(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be a number from {setting_help(name)}, not "
+                         f"{value!r}.") from None
+    if not low <= number <= high:  # NaN fails both comparisons and lands here too
+        raise ValueError(f"{name} must lie between {setting_help(name)}; got {value}.")
+    return number
+
+
+def setting_argument(name: str) -> Callable[[str], int | float]:
+    """An argparse `type` for a setting: the command refuses what the form refuses."""
+    def parse(text: str) -> int | float:
+        try:
+            return setting_parse(name, text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    parse.__name__ = name
+    return parse
 
 
 class BatchChoice(forms.ModelChoiceField):
@@ -30,10 +85,11 @@ class SessionForm(forms.Form):
                                             empty_label="None (cold start)")
     order = forms.ChoiceField(choices=[("most_likely", "Most likely first"),
                                        ("least_certain", "Least certain first")])
-    reviewers_per_record = forms.TypedChoiceField(choices=[(1, "1"), (2, "2")], coerce=int)
-    ranker_every = forms.IntegerField(min_value=1, initial=10)
-    recall_target = forms.FloatField(min_value=0.01, max_value=0.999, initial=0.95)
-    confidence = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.95)
+    reviewers_per_record = setting_field("reviewers_per_record", initial=1,
+                                         help_text="1 or 2 (2: blind dual screening)")
+    ranker_every = setting_field("ranker_every", initial=10)
+    recall_target = setting_field("recall_target", initial=0.95)
+    confidence = setting_field("confidence", initial=0.95)
 
     def __init__(self, *args: Any, datasets: QuerySet, batches: QuerySet, models: QuerySet,
                  **kwargs: Any) -> None:
@@ -67,14 +123,14 @@ class LabelledDatasetChoice(forms.ModelChoiceField):
 class SimulationForm(forms.Form):
     dataset = LabelledDatasetChoice(queryset=None, help_text="A dataset labelled for the label")
     label = forms.CharField(max_length=200, help_text="One of the dataset's labels")
-    recall_target = forms.FloatField(min_value=0.01, max_value=0.999, initial=0.95)
-    confidence = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.95)
-    seeds = forms.IntegerField(min_value=1, max_value=20, initial=5,
-                               help_text="One replay per seed (1 to 20)")
-    every = forms.IntegerField(min_value=1, initial=10,
-                               help_text="Refit the ranker after this many decisions")
-    patience = forms.IntegerField(min_value=1, initial=50, help_text="Switch to random "
-                                  "sampling after this many irrelevant records in a row")
+    recall_target = setting_field("recall_target", initial=0.95)
+    confidence = setting_field("confidence", initial=0.95)
+    seeds = setting_field("seeds", initial=5, help_text="One replay per seed (1 to 20)")
+    every = setting_field("every", initial=10, help_text="Refit the ranker after this many "
+                          f"decisions ({setting_help('every')})")
+    patience = setting_field("patience", initial=50, help_text="Switch to random sampling "
+                             "after this many irrelevant records in a row "
+                             f"({setting_help('patience')})")
 
     def __init__(self, *args: Any, datasets: QuerySet, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from dataset_management.models import Dataset
 from screening import simulation_runs
+from screening.forms import setting_argument
 from screening.services import ScreeningError
 
 
@@ -23,14 +24,17 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", type=int, required=True, metavar="ID")
         parser.add_argument("--label", required=True)
-        parser.add_argument("--recall-target", type=float, default=0.95)
-        parser.add_argument("--confidence", type=float, default=0.95)
-        parser.add_argument("--seeds", type=int, default=5)
-        parser.add_argument("--reviewers", type=int, default=1, choices=[1, 2])
-        parser.add_argument("--every", type=int, default=10,
+        # The ranges are the forms' (screening.forms.SETTING_RANGES): out of range is refused.
+        parser.add_argument("--recall-target", type=setting_argument("recall_target"),
+                            default=0.95)
+        parser.add_argument("--confidence", type=setting_argument("confidence"), default=0.95)
+        parser.add_argument("--seeds", type=setting_argument("seeds"), default=5)
+        parser.add_argument("--reviewers", type=setting_argument("reviewers_per_record"),
+                            default=1)
+        parser.add_argument("--every", type=setting_argument("every"), default=10,
                             help="refit the ranker after this many decisions (the session's "
                                  "ranker_every)")
-        parser.add_argument("--patience", type=int, default=50,
+        parser.add_argument("--patience", type=setting_argument("patience"), default=50,
                             help="switch to random sampling after this many irrelevant "
                                  "records in a row")
         parser.add_argument("--json", dest="json_out", metavar="OUT")
