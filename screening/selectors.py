@@ -7,12 +7,20 @@ from collections.abc import Collection
 from typing import Any
 
 from django.db.models import Exists, OuterRef, QuerySet
+from django.utils import timezone
 
 from classification.batches import selectors as batch_selectors
 from classification.models import BatchJob
 from projects import policy
-from screening import agreement, stopping
-from screening.models import Decision, Record, Resolution, ScreeningSession, SimulationRun
+from screening import agreement, highlight, stopping
+from screening.models import (
+    Decision,
+    Record,
+    Resolution,
+    ScreeningSession,
+    SimulationRun,
+    Stage,
+)
 
 
 def session_list(*, user: Any, project: Any = None) -> QuerySet[ScreeningSession]:
@@ -44,9 +52,11 @@ def decisions_kept_count(*, user: Any, session_id: Any) -> int:
 
 def record_final_values(*, record: Record, session: ScreeningSession) -> dict[str, str]:
     """The label -> yes/no the record finally has: resolved, agreed by N reviewers, or none."""
-    resolved = dict(Resolution.objects.filter(record=record).values_list("label", "value"))
+    resolved = dict(Resolution.objects.filter(record=record, stage=Stage.TITLE_ABSTRACT)
+                    .values_list("label", "value"))
     said: dict[str, list[str]] = defaultdict(list)
-    for label, value in Decision.objects.filter(record=record).values_list("label", "value"):
+    for label, value in Decision.objects.filter(
+            record=record, stage=Stage.TITLE_ABSTRACT).values_list("label", "value"):
         said[label].append(value)
     final = {}
     for label in session.labels:
@@ -68,7 +78,8 @@ def record_next(*, user: Any, session: ScreeningSession,
     holds the record on screen and those whose answers are still on their way: the page
     prefetches the one after them, and must never be handed back one it has just answered.
     """
-    mine = Decision.objects.filter(record=OuterRef("pk"), reviewer=user)
+    mine = Decision.objects.filter(record=OuterRef("pk"), reviewer=user,
+                                   stage=Stage.TITLE_ABSTRACT)
     undone = Record.objects.filter(session=session, done=False)
     if exclude:
         undone = undone.exclude(pk__in=list(exclude))
@@ -82,11 +93,24 @@ def record_next(*, user: Any, session: ScreeningSession,
 
 
 def record_payload(*, record: Record, user: Any) -> dict[str, Any]:
-    """What a reviewer sees: the text and their own decisions, never another reviewer's."""
-    own = {d.label: d.value for d in record.decisions.filter(reviewer=user)}
-    note = record.decisions.filter(reviewer=user).values_list("note", flat=True).first() or ""
+    """What a reviewer sees: the text and their own decisions, never another reviewer's.
+
+    The title and abstract come also as highlight segments of the session's include and
+    exclude terms; `locked` names the labels a maintainer has resolved (no longer changeable).
+    """
+    session = record.session
+    own = list(record.decisions.filter(reviewer=user, stage=Stage.TITLE_ABSTRACT)
+               .values_list("label", "value", "exclusion_reason", "note"))
+    terms = {"include": session.include_terms or [], "exclude": session.exclude_terms or []}
     return {"id": record.pk, "position": record.position + 1, "ext_id": record.ext_id,
-            "title": record.title, "abstract": record.abstract, "mine": own, "note": note}
+            "title": record.title, "abstract": record.abstract,
+            "title_marks": highlight.highlight_segments(text=record.title, **terms),
+            "abstract_marks": highlight.highlight_segments(text=record.abstract, **terms),
+            "mine": {label: value for label, value, _, _ in own},
+            "reasons": {label: reason for label, _, reason, _ in own if reason},
+            "note": next((note for *_, note in own if note), ""),
+            "locked": sorted(Resolution.objects.filter(
+                record=record, stage=Stage.TITLE_ABSTRACT).values_list("label", flat=True))}
 
 
 def conflicts_list(*, session: ScreeningSession) -> list[dict[str, Any]]:
@@ -198,3 +222,34 @@ def simulation_run_list(*, user: Any, project: Any = None) -> QuerySet[Simulatio
 
 def simulation_run_get(*, user: Any, pk: Any) -> SimulationRun:
     return policy.object_get(SimulationRun.objects.select_related("dataset"), user=user, pk=pk)
+
+
+def screen_progress(*, user: Any, session: ScreeningSession) -> dict[str, int]:
+    """The screen page's counts: the reviewer's records decided today (local date) and in all,
+    the session's records done and remaining."""
+    mine = Decision.objects.filter(record__session=session, reviewer=user,
+                                   stage=Stage.TITLE_ABSTRACT)
+    today = timezone.localdate()
+    total = session.records.count()
+    done = ScreeningSession.objects.filter(pk=session.pk).values_list(
+        "final_count", flat=True).first() or 0
+    return {"mine_today": mine.filter(decided_at__date=today).values("record").distinct()
+            .count(),
+            "mine": mine.values("record").distinct().count(),
+            "done": done, "remaining": total - done, "records": total}
+
+
+def decisions_recent(*, user: Any, session: ScreeningSession,
+                     limit: int = 10) -> list[dict[str, Any]]:
+    """The records this reviewer decided last, newest first, as the screen page shows them:
+    what undo brings back after a reload."""
+    ids: list[int] = []
+    # A record holds at most one of their decisions per label: this slice covers `limit`.
+    for record_id in (Decision.objects.filter(record__session=session, reviewer=user,
+                                              stage=Stage.TITLE_ABSTRACT)
+                      .order_by("-decided_at", "-pk")
+                      .values_list("record_id", flat=True)[:limit * len(session.labels)]):
+        if record_id not in ids and len(ids) < limit:
+            ids.append(record_id)
+    records = Record.objects.select_related("session").in_bulk(ids)
+    return [record_payload(record=records[pk], user=user) for pk in ids if pk in records]

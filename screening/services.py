@@ -17,7 +17,7 @@ from projects import policy
 from projects.services import activity_record
 from screening import ranking, selectors, sources
 from screening.errors import ScreeningError
-from screening.models import VALUES, Decision, Record, Resolution, ScreeningSession
+from screening.models import VALUES, Decision, Record, Resolution, ScreeningSession, Stage
 
 INSERT_CHUNK = 1000
 
@@ -114,13 +114,16 @@ def _records_create(session: ScreeningSession, rows: list[dict[str, Any]]) -> No
 # --- decisions -----------------------------------------------------------------------------
 
 
-def decision_record(*, user: Any, record: Record, values: dict[str, str],
-                    note: str = "") -> Record:
+def decision_record(*, user: Any, record: Record, values: dict[str, str], note: str = "",
+                    reasons: dict[str, str] | None = None) -> Record:
     """Keep one reviewer's yes/no/unsure per label for the record; the record, refreshed.
 
     Idempotent: a repeated submission updates the reviewer's own rows (unique record, reviewer,
-    label), and two reviewers deciding at once each keep theirs. The record's row is locked
-    while its final values are recomputed, so neither decision is missed.
+    label, stage), and two reviewers deciding at once each keep theirs. The record's row is
+    locked while its final values are recomputed, so neither decision is missed. `reasons`
+    (label -> one of the session's exclusion reasons) is optional at this stage and kept on a
+    "no" only. A reviewer may change their own decision (undo) until a maintainer resolves a
+    conflict on it; resending the same value stays allowed, so a retried save never fails.
     """
     session = record.session
     _check_may_decide(user=user, session=session)
@@ -129,18 +132,49 @@ def decision_record(*, user: Any, record: Record, values: dict[str, str],
     if unknown or bad or not values:
         raise ScreeningError(f"Decide yes, no or unsure for the labels {', '.join(session.labels)}"
                              f"{' (unknown: ' + ', '.join(unknown) + ')' if unknown else ''}.")
+    reasons = exclusion_reasons_check(session=session, values=values, reasons=reasons or {})
     with transaction.atomic():
         record = Record.objects.select_for_update().get(pk=record.pk)
-        mine = record.decisions.filter(reviewer=user).exists()
-        if not mine and record.reviewer_count >= session.reviewers_per_record:
+        own = dict(record.decisions.filter(reviewer=user, stage=Stage.TITLE_ABSTRACT)
+                   .values_list("label", "value"))
+        if not own and record.reviewer_count >= session.reviewers_per_record:
             raise ScreeningError("This record already has its reviewers; take the next one.")
+        _check_not_resolved(record=record, own=own, values=values)
         for label, value in values.items():
-            _decision_upsert(record=record, user=user, label=label, value=value, note=note)
-        if not mine:
+            _decision_upsert(record=record, user=user, label=label, value=value, note=note,
+                             reason=reasons.get(label, ""))
+        if not own:
             record.reviewer_count += 1
         record_finalise(record=record, session=session)
     ranking.ranker_refresh_request(session_id=session.pk)
     return record
+
+
+def exclusion_reasons_check(*, session: ScreeningSession, values: dict[str, str],
+                            reasons: dict[str, str], required: bool = False) -> dict[str, str]:
+    """The reasons of the labels answered "no", each one of the session's list; with
+    `required` (the full-text stage) every "no" must carry one."""
+    kept = {label: str(reason) for label, reason in reasons.items()
+            if values.get(label) == "no" and reason}
+    wrong = sorted(r for r in kept.values() if r not in (session.exclusion_reasons or []))
+    if wrong:
+        raise ScreeningError(f"“{wrong[0]}” is not one of this session's exclusion reasons.")
+    missing = sorted(label for label, value in values.items() if value == "no"
+                     and label not in kept)
+    if required and missing:
+        raise ScreeningError(f"Choose an exclusion reason for {', '.join(missing)}: "
+                             "at full text a report is excluded with its reason.")
+    return kept
+
+
+def _check_not_resolved(*, record: Record, own: dict[str, str], values: dict[str, str]) -> None:
+    # A maintainer's resolution judged the two decisions as they stood: changing one afterwards
+    # would silently re-open what was settled.
+    changed = [label for label, value in values.items() if label in own and own[label] != value]
+    if changed and Resolution.objects.filter(record=record, label__in=changed,
+                                             stage=Stage.TITLE_ABSTRACT).exists():
+        raise ScreeningError("A maintainer has resolved the conflict on this record; your "
+                             "decision on it can no longer change.")
 
 
 def _check_may_decide(*, user: Any, session: ScreeningSession) -> None:
@@ -159,14 +193,15 @@ def former_member_message(*, kept: int) -> str:
             "attributed to you, but you can no longer decide.")
 
 
-def _decision_upsert(*, record: Record, user: Any, label: str, value: str, note: str) -> None:
+def _decision_upsert(*, record: Record, user: Any, label: str, value: str, note: str,
+                     reason: str = "", stage: str = Stage.TITLE_ABSTRACT) -> None:
     try:
         with transaction.atomic():  # a savepoint: the IntegrityError leaves the outer one usable
             Decision.objects.create(record=record, reviewer=user, label=label, value=value,
-                                    note=note)
+                                    note=note, exclusion_reason=reason, stage=stage)
     except IntegrityError:
-        Decision.objects.filter(record=record, reviewer=user, label=label).update(
-            value=value, note=note, decided_at=timezone.now())
+        Decision.objects.filter(record=record, reviewer=user, label=label, stage=stage).update(
+            value=value, note=note, exclusion_reason=reason, decided_at=timezone.now())
 
 
 def record_finalise(*, record: Record, session: ScreeningSession) -> None:
@@ -193,7 +228,8 @@ def conflict_resolve(*, user: Any, record: Record, label: str, value: str,
         raise ScreeningError("Resolve a label of this session with yes or no.")
     with transaction.atomic():
         record = Record.objects.select_for_update().get(pk=record.pk)
-        Resolution.objects.update_or_create(record=record, label=label, defaults={
+        Resolution.objects.update_or_create(record=record, label=label,
+                                            stage=Stage.TITLE_ABSTRACT, defaults={
             "value": value, "resolver": user, "note": note})
         record_finalise(record=record, session=session)
         activity_record(project=session.project_id, actor=user, verb="screening_resolve",

@@ -13,6 +13,8 @@ urlpatterns = [
     path("<int:pk>/summary.json", views.summary_json, name="summary_json"),
     path("<int:pk>/next.json", views.next_json, name="next_json"),
     path("<int:pk>/decide.json", views.decide_json, name="decide_json"),
+    path("<int:pk>/desk/", views.session_desk, name="desk"),
+    path("<int:pk>/recent.json", views.recent_json, name="recent_json"),
     path("<int:pk>/conflicts/", review_views.conflicts_page, name="conflicts"),
     path("<int:pk>/prisma/", review_views.prisma_page, name="prisma"),
     re_path(r"^(?P<pk>[0-9]+)/prisma\.(?P<fmt>svg|png)$", review_views.prisma_download,

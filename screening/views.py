@@ -28,6 +28,7 @@ from projects import policy
 from projects.context import page_project_show
 from screening import (
     chart,
+    desk,
     export,
     selectors,
     services,
@@ -35,12 +36,15 @@ from screening import (
     training,
     visibility,
 )
+from screening.desk_forms import DeskForm
 from screening.forms import SessionForm, SimulationForm
 
 EXPORTS = {"csv": (export.export_csv, "text/csv"), "ris": (export.export_ris,
            "application/x-research-info-systems"),
            "jsonl": (export.export_jsonl, "application/x-ndjson")}
-MAX_EXCLUDED = 50
+# The record on screen and the saves still queued in the page (a reviewer may run ahead of a
+# slow server by a few dozen records).
+MAX_EXCLUDED = 200
 
 
 @login_required
@@ -78,7 +82,14 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
                       else None),
         "blind": visibility.session_is_blind(session=session),
         "prisma": export.prisma_counts(session), "section": "screening",
-        "can": policy.actions_on(user=request.user, obj=session)})
+        "can": _can(request, session)})
+
+
+def _can(request: HttpRequest, session: Any) -> dict[str, bool]:
+    # Screening also depends on the session's screeners, which the role table cannot know.
+    can = policy.actions_on(user=request.user, obj=session)
+    can["screen"] = policy.can(user=request.user, action=policy.Action.SCREEN, obj=session)
+    return can
 
 
 @login_required
@@ -86,8 +97,30 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def screen_page(request: HttpRequest, pk: int) -> HttpResponse:
     session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.SCREEN)
     page_project_show(request=request, project_id=session.project_id)
-    return render(request, "screening/screen.html", {"session": session,
-                                                     "section": "screening"})
+    return render(request, "screening/screen.html", {
+        "session": session, "section": "screening",
+        "progress": selectors.screen_progress(user=request.user, session=session),
+        "can": _can(request, session)})
+
+
+@login_required
+def session_desk(request: HttpRequest, pk: int) -> HttpResponse:
+    """A maintainer writes the session's criteria, terms, exclusion reasons and screeners."""
+    session = selectors.session_get(user=request.user, pk=pk,
+                                    action=policy.Action.MANAGE_SCREENING)
+    page_project_show(request=request, project_id=session.project_id)
+    form = DeskForm(request.POST or None, initial=DeskForm.initial_of(session),
+                    members=desk.screener_choices(session=session))
+    if request.method == "POST" and form.is_valid():
+        try:
+            desk.session_desk_update(user=request.user, session=session, **form.cleaned_data)
+        except services.ScreeningError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "Criteria, terms, reasons and screeners saved.")
+            return redirect("screening:screen", pk=session.pk)
+    return render(request, "screening/desk.html", {"session": session, "form": form,
+                                                   "section": "screening"})
 
 
 @login_required
@@ -128,6 +161,17 @@ def next_json(request: HttpRequest, pk: int) -> JsonResponse:
 
 
 @login_required
+@require_GET
+@_former_reviewer
+def recent_json(request: HttpRequest, pk: int) -> JsonResponse:
+    """The reviewer's last decided records (undo after a reload) and their progress."""
+    session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.SCREEN)
+    return JsonResponse({
+        "records": selectors.decisions_recent(user=request.user, session=session),
+        "progress": selectors.screen_progress(user=request.user, session=session)})
+
+
+@login_required
 @require_POST
 @_former_reviewer
 def decide_json(request: HttpRequest, pk: int) -> JsonResponse:
@@ -138,10 +182,12 @@ def decide_json(request: HttpRequest, pk: int) -> JsonResponse:
                                       pk=int(body.get("record", 0)))
         services.decision_record(user=request.user, record=record,
                                  values=dict(body.get("values") or {}),
-                                 note=str(body.get("note") or "")[:2000])
+                                 note=str(body.get("note") or "")[:2000],
+                                 reasons=dict(body.get("reasons") or {}))
     except (ValueError, TypeError) as exc:  # ScreeningError is a ValueError
         return JsonResponse({"detail": str(exc)}, status=400)
-    return JsonResponse({"saved": True})
+    return JsonResponse({"saved": True, "record": record.pk, "progress":
+                         selectors.screen_progress(user=request.user, session=session)})
 
 
 def _act(request: HttpRequest, pk: int, action: str) -> HttpResponse:
