@@ -25,10 +25,16 @@ class MemberRoleForm(forms.Form):
 
 
 class InvitationForm(forms.Form):
+    """An invitation is for one e-mail unless the owner ticks `anyone`: such a link admits
+    whoever holds it, so it is capped at the reviewer role (services.invitation_create)."""
+
     role = forms.ChoiceField(choices=Role.choices, initial=Role.REVIEWER)
     email = forms.EmailField(
-        required=False, label="E-mail (optional)",
-        help_text="Who the link is for: shown with the invitation, not checked when it is used.",
+        required=False, label="E-mail of the invitee",
+        help_text="Only a user with this e-mail can accept the invitation.",
+    )
+    anyone = forms.BooleanField(
+        required=False, label="No e-mail: a link for anyone who holds it (reviewer at most)",
     )
 
 

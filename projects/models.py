@@ -80,7 +80,9 @@ class Invitation(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
     role = models.CharField(max_length=20, choices=Role.choices)
     key_hash = models.CharField(max_length=64, unique=True)
-    email = models.EmailField(blank=True)  # who it was meant for: shown, not enforced
+    # Only a user with this e-mail may accept it (services.invitation_invitee_check); blank is a
+    # link for anyone who holds it, which the owner must ask for and which gives reviewer at most.
+    email = models.EmailField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )

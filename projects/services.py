@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 from datetime import timedelta
 from typing import Any
@@ -20,6 +21,7 @@ from .models import ROLE_RANK, Activity, Invitation, Membership, Project, Role
 _HOLDING_NAMES = {"classification.MLModel": "models", "classification.BatchJob": "batches",
                   "dataset_management.ImportJob": "imports"}
 RUNNING = " still running"
+logger = logging.getLogger(__name__)
 
 
 class ProjectError(ValueError):
@@ -28,6 +30,21 @@ class ProjectError(ValueError):
     def __init__(self, message: str) -> None:
         self.message = message
         super().__init__(message)
+
+
+class InvitationNotYours(ProjectError):
+    """The invitation was made for someone else: a 403, and a line in the project's log."""
+
+
+# A link that admits whoever holds it is a bearer key: it may give no more than this.
+ANYONE_ROLE_MAX = Role.REVIEWER
+INVITATION_NEEDS_ADDRESS = ("Give the e-mail of the person the invitation is for, or choose a "
+                            "link for anyone who holds it (reviewer at most).")
+
+
+def anyone_role_refused(role: str) -> str:
+    return (f"A link for anyone who holds it gives at most the {ANYONE_ROLE_MAX} role; to "
+            f"invite a {role}, give their e-mail.")
 
 
 def activity_record(*, project: Project | int, actor: Any, verb: str, summary: str,
@@ -235,10 +252,18 @@ def _key_hash(key: str) -> str:
 
 
 def invitation_create(*, user: Any, project: Project, role: str, email: str = "",
-                      days: int | None = None) -> tuple[Invitation, str]:
-    """A new invitation and its key, which is shown once and never stored."""
+                      anyone: bool = False, days: int | None = None) -> tuple[Invitation, str]:
+    """A new invitation and its key, which is shown once and never stored.
+
+    With `email`, only a user with that e-mail can accept it. Without one the link admits
+    whoever holds it, so it must be asked for (`anyone`) and gives at most ANYONE_ROLE_MAX."""
     policy.require(user=user, action=policy.Action.MANAGE_MEMBERS, project=project)
     _role_check(role)
+    email = email.strip()
+    if not email and not anyone:
+        raise ProjectError(INVITATION_NEEDS_ADDRESS)
+    if not email and ROLE_RANK[role] > ROLE_RANK[ANYONE_ROLE_MAX]:
+        raise ProjectError(anyone_role_refused(role))
     key = secrets.token_urlsafe(24)
     days = days if days is not None else settings.INVITATION_DAYS
     invitation = Invitation.objects.create(
@@ -275,9 +300,46 @@ def invitation_open(*, key: str) -> Invitation:
     return invitation
 
 
+def invitation_invitee_check(*, invitation: Invitation, email: str, username: str) -> None:
+    """InvitationNotYours (and a line in the project's log) when `email` is not the address the
+    invitation was made for; a link for anyone above ANYONE_ROLE_MAX (made before links were
+    bound) is refused likewise. Called before any account or membership is written, so the
+    log line stays whatever the caller rolls back."""
+    refusal = invitation_refusal_for(invitation=invitation, email=email)
+    if refusal is None:
+        return
+    bound = invitation.email.strip()
+    activity_record(project=invitation.project_id, actor=None, verb="invitation_refused",
+                    subject=invitation, who=username, role=invitation.role,
+                    summary=f"{username} tried to accept an invitation as {invitation.role}"
+                            + (f" made for {bound}" if bound else " made before links were "
+                               "bound") + "; refused")
+    logger.warning("invitation %s for %s refused to %s", invitation.pk, bound or "anyone",
+                   username)
+    raise InvitationNotYours(refusal)
+
+
+def invitation_refusal_for(*, invitation: Invitation, email: str) -> str | None:
+    """Why a person with `email` may not accept `invitation` (None: they may). Writes nothing:
+    the page shows it before anyone asks to join."""
+    bound = invitation.email.strip()
+    if bound:
+        if bound.casefold() == (email or "").strip().casefold():
+            return None
+        return ("This invitation was made for another e-mail address: only its invitee can "
+                "accept it. Ask the project's owner for your own.")
+    if ROLE_RANK[invitation.role] <= ROLE_RANK[ANYONE_ROLE_MAX]:
+        return None
+    return ("This invitation link gives more than a reviewer's role to whoever holds it; ask "
+            "for an invitation made for your e-mail.")
+
+
 def invitation_accept(*, user: Any, key: str) -> Membership:
     """Join with the link's role. A member the link would not raise keeps their role, and the
-    link stays unused for the person it was meant for."""
+    link stays unused for the person it was meant for. InvitationNotYours for a user whose
+    e-mail is not the one it was made for."""
+    invitation_invitee_check(invitation=invitation_open(key=key), email=user.email,
+                             username=user.get_username())
     with transaction.atomic():
         invitation = invitation_open(key=key)
         current = policy.role_of(user=user, project=invitation.project)

@@ -28,7 +28,7 @@ from . import policy, selectors, services
 from .forms import InvitationForm, MemberAddForm, MemberRoleForm, ProjectNameForm, SignupForm
 from .middleware import SESSION_KEY
 from .models import ROLE_RANK, Invitation, Project
-from .services import ProjectError
+from .services import InvitationNotYours, ProjectError
 
 ACTIVITY_PER_PAGE = 50
 # Signing up logs the new person in without a password check; name the backend that knows them.
@@ -254,7 +254,7 @@ def invitation_create(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         invitation, key = services.invitation_create(
             user=request.user, project=project, role=form.cleaned_data["role"],
-            email=form.cleaned_data["email"])
+            email=form.cleaned_data["email"], anyone=form.cleaned_data["anyone"])
     except ProjectError as exc:
         messages.error(request, exc.message)
         return redirect("projects:detail", pk=project.pk)
@@ -279,10 +279,12 @@ def invitation_revoke(request: HttpRequest, pk: int, invitation_id: int) -> Http
 
 
 def _invitation_refused(request: HttpRequest, exc: ProjectError) -> HttpResponse:
-    # A key that never existed is 404; one that did (expired, used, withdrawn) is gone: 410.
+    # A key that never existed is 404; one that did (expired, used, withdrawn) is gone: 410;
+    # one made for someone else is 403.
     unknown = exc.message.startswith("This invitation link is not valid")
+    status = 403 if isinstance(exc, InvitationNotYours) else 404 if unknown else 410
     return render(request, "projects/invitation_refused.html", {"reason": exc.message},
-                  status=404 if unknown else 410)
+                  status=status)
 
 
 def invitation_page(request: HttpRequest, key: str) -> HttpResponse:
@@ -296,6 +298,9 @@ def invitation_page(request: HttpRequest, key: str) -> HttpResponse:
     form = SignupForm(request.POST or None, initial={"email": invitation.email})
     if request.method == "POST" and form.is_valid():
         try:
+            services.invitation_invitee_check(  # before the account: its log line stays
+                invitation=invitation, email=form.cleaned_data["email"],
+                username=form.cleaned_data["username"])
             with transaction.atomic():  # no account is left behind by a link that failed
                 user = form.save()
                 services.invitation_accept(user=user, key=key)
@@ -317,6 +322,10 @@ def _invitation_accept(request: HttpRequest, invitation: Invitation, key: str) -
     # Accepting would give nothing (accepting never lowers a role) yet spend the link: an owner
     # checking the link they made keeps it for the colleague it is meant for.
     gains = current is None or ROLE_RANK[invitation.role] > ROLE_RANK[current]
+    refusal = services.invitation_refusal_for(invitation=invitation, email=request.user.email)
+    if gains and refusal is not None and request.method != "POST":
+        return render(request, "projects/invitation_refused.html", {"reason": refusal},
+                      status=403)
     if request.method != "POST" or not gains:
         return render(request, "projects/invitation.html", {
             "invitation": invitation, "current_role_there": current, "gains": gains,

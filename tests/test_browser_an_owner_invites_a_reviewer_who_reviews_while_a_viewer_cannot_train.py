@@ -34,6 +34,7 @@ def _login(page: Any, url: str, username: str, password: str) -> None:
 def _invite(page: Any, url: str, project_id: int, role: str) -> str:
     page.goto(f"{url}/projects/{project_id}/")
     page.select_option("#invitation-form select[name=role]", role)
+    page.check("#invitation-form input[name=anyone]")  # a link for anyone, not one e-mail
     page.click("#invitation-form button[type=submit]")
     return page.input_value("#invitation-link")
 

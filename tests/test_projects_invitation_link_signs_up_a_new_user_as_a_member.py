@@ -68,7 +68,8 @@ def test_a_visitor_signs_up_through_the_link_and_is_a_member(client, user, proje
 
 
 def test_a_bad_sign_up_keeps_the_link_and_makes_no_account(client, user, project) -> None:
-    _, key = services.invitation_create(user=user, project=project, role="viewer")
+    _, key = services.invitation_create(user=user, project=project, role="viewer",
+                                        anyone=True)
     url = reverse("projects:invitation", args=[key])
     response = client.post(url, {**NEW_PERSON, "password2": "something else"})
     assert response.status_code == 400
@@ -79,7 +80,8 @@ def test_a_bad_sign_up_keeps_the_link_and_makes_no_account(client, user, project
 
 
 def test_a_signed_in_user_joins_with_one_button(bob_client, other_user, user, project) -> None:
-    _, key = services.invitation_create(user=user, project=project, role="maintainer")
+    _, key = services.invitation_create(user=user, project=project, role="maintainer",
+                                        email="bob@example.org")
     url = reverse("projects:invitation", args=[key])
     page = bob_client.get(url).content.decode()
     assert "Join as bob" in page
@@ -90,7 +92,8 @@ def test_a_signed_in_user_joins_with_one_button(bob_client, other_user, user, pr
 
 
 def test_an_expired_link_is_refused_with_its_sentence(client, user, project) -> None:
-    _, key = services.invitation_create(user=user, project=project, role="reviewer")
+    _, key = services.invitation_create(user=user, project=project, role="reviewer",
+                                        anyone=True)
     Invitation.objects.update(expires_at=timezone.now() - timedelta(minutes=1))
     url = reverse("projects:invitation", args=[key])
     for response in (client.get(url), client.post(url, NEW_PERSON)):
@@ -100,7 +103,8 @@ def test_an_expired_link_is_refused_with_its_sentence(client, user, project) -> 
 
 
 def test_a_withdrawn_or_unknown_link_is_refused(client, user, project) -> None:
-    invitation, key = services.invitation_create(user=user, project=project, role="viewer")
+    invitation, key = services.invitation_create(user=user, project=project, role="viewer",
+                                        anyone=True)
     services.invitation_revoke(user=user, invitation=invitation)
     response = client.get(reverse("projects:invitation", args=[key]))
     assert response.status_code == 410
@@ -112,7 +116,8 @@ def test_a_withdrawn_or_unknown_link_is_refused(client, user, project) -> None:
 
 def test_a_member_opening_a_link_that_gives_them_nothing_leaves_it_unspent(
         alice_client, user, project) -> None:
-    _, key = services.invitation_create(user=user, project=project, role="reviewer")
+    _, key = services.invitation_create(user=user, project=project, role="reviewer",
+                                        anyone=True)
     url = reverse("projects:invitation", args=[key])
     page = alice_client.get(url).content.decode()
     assert "You are already owner of this project" in page

@@ -33,7 +33,7 @@ def test_a_viewer_sees_no_member_management_controls(bob_client, project) -> Non
 
 def test_a_viewers_forged_posts_are_403_with_the_role_needed(bob_client, user, other_user,
                                                              project) -> None:
-    services.invitation_create(user=user, project=project, role="reviewer")
+    services.invitation_create(user=user, project=project, role="reviewer", anyone=True)
     invitation = Invitation.objects.get()
     forged = {
         reverse("projects:member_add", args=[project.pk]): {"identifier": "bob",
