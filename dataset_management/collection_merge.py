@@ -261,6 +261,7 @@ def _admit(index: int, article: Article, state: _Pass, handle: Any) -> None:
         "title": article.title, "abstract": article.abstract, "labels": article.raw_labels,
         "ids": ids, "cit": citation,
         "src": _list(record.get(SOURCES_KEY)), "other": _list(record.get(OTHER_IDS_KEY)),
+        "rules": _list(record.get(MATCHED_BY_KEY)),
     }, ensure_ascii=False) + "\n")
 
 
@@ -286,6 +287,10 @@ class _Merged:
     sources: dict[str, None] = field(default_factory=dict)
     labels: dict[str, None] = field(default_factory=dict)
     citation: dict[str, Any] = field(default_factory=dict)
+    rules: dict[str, None] = field(default_factory=dict)  # what earlier merges recorded
+    # A record read from a file that the article's stored rows did not come from: the rules
+    # of this merge are new. A file added again (its records merged in already) adds none.
+    new_file: bool = False
 
 
 def _gather(spool: Path, state: _Pass) -> dict[int, _Merged]:
@@ -297,8 +302,11 @@ def _gather(spool: Path, state: _Pass) -> dict[int, _Merged]:
             continue
         into = merged.setdefault(cluster, _Merged())
         _add_identifiers(into, item)
-        for name in _sources(item, state, record):
-            into.sources[name] = None
+        names = _sources(item, state, record)
+        brings = not set(names) <= set(into.sources)
+        into.new_file = into.new_file or (brings and (not item["src"] or bool(into.sources)))
+        into.sources.update(dict.fromkeys(names))
+        into.rules.update(dict.fromkeys(item.get("rules") or []))
         for label in _labels(item, state, record):
             into.labels[label] = None
         for kind, value in item["cit"].items():
@@ -363,13 +371,16 @@ def _output(item: dict[str, Any], state: _Pass, record: int,
     if merged is None:
         merged = _Merged(ids=item["ids"], other=dict.fromkeys(item["other"]),
                          sources=dict.fromkeys(_sources(item, state, record)),
-                         labels=dict.fromkeys(_labels(item, state, record)))
+                         labels=dict.fromkeys(_labels(item, state, record)),
+                         rules=dict.fromkeys(item.get("rules") or []))
+    elif merged.new_file:
+        merged.rules.update(dict.fromkeys(state.rules.get(state.cluster_of[record], [])))
     ids = {**merged.ids, **{k: v for k, v in item["ids"].items() if k not in merged.ids}}
     return merged_record(title=item["title"], abstract=item["abstract"],
                          labels=list(merged.labels) if state.labelled else None,
                          identifiers=ids, citation={**merged.citation, **item["cit"]},
                          other=list(merged.other), sources=list(merged.sources),
-                         matched_by=state.rules.get(state.cluster_of[record], []))
+                         matched_by=list(merged.rules))
 
 
 def merged_record(*, title: str, abstract: str, labels: list[str] | None,

@@ -23,6 +23,7 @@ from .collection import COUNTS_KEY, DECISIONS, near_matches_read
 from .collection_jobs import collection_job_create, near_matches_job_create
 from .forms import DatasetUploadForm
 from .models import ImportJob
+from .near_review import near_bands_list, near_review_decisions, pair_band
 from .readers import DatasetFileError
 
 logger = logging.getLogger(__name__)
@@ -70,30 +71,41 @@ def dataset_add_files(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def dataset_near_matches(request: HttpRequest, pk: int) -> HttpResponse:
-    """GET: the pairs with the same title that differ in year, author or DOI, 20 to a page.
-    POST: each pair_<n> as "merge" or "split"; merging makes a new dataset."""
+    """GET: the pairs that a rule matched but something kept apart, by similarity band, 20
+    to a page (?band= shows one band). POST: band_<name> and pair_<n> as "merge" or
+    "split", a pair's choice over its band's; all of it is applied as one new version."""
     if request.method == "POST":
         return _decide(request, pk)
     dataset = selectors.dataset_get(user=request.user, pk=pk)
     counts = (dataset.report or {}).get(COUNTS_KEY) or {}
     pairs = counts.get("near_matches") or []
-    page = page_of([{**pair, "index": i} for i, pair in enumerate(pairs)],
-                   request.GET.get("page"), per_page=NEAR_MATCHES_PER_PAGE)
+    band = request.GET.get("band", "")
+    listed = [{**pair, "index": i} for i, pair in enumerate(pairs)
+              if not band or pair_band(pair) == band]
+    page = page_of(listed, request.GET.get("page"), per_page=NEAR_MATCHES_PER_PAGE)
     return render(request, "datasets/near_matches.html", {
         "dataset": dataset, "may": policy.actions_on(user=request.user, obj=dataset),
         "page": page, "pairs": near_matches_read(dataset=dataset, pairs=list(page.object_list)),
         "total": len(pairs), "found": counts.get("near_matches_found", len(pairs)),
-        "is_collection": bool(counts),
+        "is_collection": bool(counts), "band": band,
+        "bands": near_bands_list(pairs=pairs, articles=dataset.row_count),
+        "last_review": counts.get("last_review"),
     })
 
 
 def _decide(request: HttpRequest, pk: int) -> HttpResponse:
     dataset = selectors.dataset_get(user=request.user, pk=pk, action=policy.Action.UPLOAD)
-    decisions: dict[int, str] = {}
+    pair_choices: dict[int, str] = {}
+    band_choices: dict[str, str] = {}
     for key, value in request.POST.items():
         number = key.removeprefix("pair_")
         if key.startswith("pair_") and number.isdigit() and value in DECISIONS:
-            decisions[int(number)] = value
+            pair_choices[int(number)] = value
+        elif key.startswith("band_") and value in DECISIONS:
+            band_choices[key.removeprefix("band_")] = value
+    pairs = ((dataset.report or {}).get(COUNTS_KEY) or {}).get("near_matches") or []
+    decisions = near_review_decisions(pairs=pairs, band_choices=band_choices,
+                                      pair_choices=pair_choices)
     try:
         result = near_matches_job_create(owner=request.user, dataset=dataset,
                                          decisions=decisions)
@@ -104,7 +116,8 @@ def _decide(request: HttpRequest, pk: int) -> HttpResponse:
     split = len(decisions) - merged
     if isinstance(result, ImportJob):  # a merge: a worker writes the new version
         messages.info(request, f"{merged} pair(s) to merge, {split} kept apart: a worker is "
-                               "making the new version.")
+                               f"making one new version from the {dataset.row_count} "
+                               "articles of this one.")
         return redirect("datasets:import_detail", pk=result.pk)
     messages.success(request, _decided(merged=merged, split=split, made=result,
                                        source=dataset))

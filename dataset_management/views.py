@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 from core.diskspace import DiskFull, disk_full_refused
 from core.paging import page_of
 from dataset_management import conflicts, imports, selectors, services
+from dataset_management.dedup import CONFLICTS, RULES_SHOWN
 from dataset_management.export import EXPORT_FORMATS, export_response
 from dataset_management.export import dataset_export as dataset_export_make
 from dataset_management.forms import DatasetConfirmForm, DatasetUploadForm
@@ -310,6 +311,7 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "models_more": (using.count() - MODELS_LISTED
                         if len(models_using) == MODELS_LISTED else 0),
         "summary": report_summary(dataset.report or {}),
+        "dedup_rules": RULES_SHOWN, "dedup_conflicts": CONFLICTS,
         "charts": {
             "labels": list(counts.keys()),
             "counts": list(counts.values()),

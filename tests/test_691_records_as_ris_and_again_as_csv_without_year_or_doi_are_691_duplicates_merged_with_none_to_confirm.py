@@ -14,33 +14,13 @@ import pytest
 
 from dataset_management.collection import COUNTS_KEY, collection_create
 from dataset_management.collection_merge import Source
-from dataset_management.dedup import title_normalise
 from dataset_management.selectors import dataset_rows_iter
 from projects.services import project_create
-from tests.plugins.datasets import DEMO_CSV
+from tests.dedup_support import demo_articles
 
 pytestmark = pytest.mark.django_db
 
 RECORDS = 691
-
-
-def demo_articles(count: int) -> list[dict[str, str]]:
-    """The demo's first `count` articles whose title and abstract no other one shares."""
-    titles: set[str] = set()
-    abstracts: set[str] = set()
-    chosen = []
-    with DEMO_CSV.open(encoding="utf-8-sig", newline="") as handle:
-        for row in csv.DictReader(handle, delimiter=";"):
-            title = title_normalise(row["title"]).replace(" ", "")
-            abstract = title_normalise(row["abstract"]).replace(" ", "")
-            if len(title) < 20 or len(abstract) < 100 or title in titles or abstract in abstracts:
-                continue
-            titles.add(title)
-            abstracts.add(abstract)
-            chosen.append(row)
-            if len(chosen) == count:
-                return chosen
-    raise AssertionError("the demo data has too few distinct articles")
 
 
 def write_ris(path: Path, articles: list[dict[str, str]]) -> None:

@@ -50,7 +50,7 @@ def test_confirm_one_pair_and_split_another(collection, alice_client, tmp_path) 
     page = alice_client.get(reverse("datasets:near_matches", args=[collection.pk]))
     html = page.content.decode()
     assert page.status_code == 200
-    assert "2 pairs with the same title" in html
+    assert "2 pairs that a rule matched but something kept apart" in html
     assert "different year (2019 / 2021)" in html
     assert "different first author" in html
     assert "from pubmed_search.nbib" in html
