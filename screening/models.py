@@ -21,6 +21,10 @@ class Stage(models.TextChoices):
     FULL_TEXT = "full_text", "Full text"
 
 
+class StoppingRule(models.TextChoices):
+    CALLAGHAN = "callaghan", "Random sample after the ranked phase (Callaghan & Müller-Hansen 2020)"
+
+
 class ScreeningSession(models.Model):
     PROJECT_LOOKUP = "project"
 
@@ -61,6 +65,11 @@ class ScreeningSession(models.Model):
     recall_target = models.FloatField(default=0.95)
     confidence = models.FloatField(default=0.95)
     phase = models.CharField(max_length=10, choices=Phase.choices, default=Phase.RANKED)
+    # The stopping rule (screening.stopping_rules.RULES). Issue 36's simulations compared it
+    # with the target-set rules (QBCB, the target method), which read more on every corpus
+    # measured; a session runs the rule that read least with its guarantee kept.
+    stopping_rule = models.CharField(max_length=20, choices=StoppingRule.choices,
+                                     default=StoppingRule.CALLAGHAN)
     # Random-sampling phase (Callaghan & Müller-Hansen 2020): when it began and how many
     # records were still unscreened then (their N).
     sampling_started_at = models.DateTimeField(null=True, blank=True)
