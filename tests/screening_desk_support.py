@@ -17,15 +17,17 @@ TOPICS = ["Statins after infarction", "Stroke rehabilitation", "Tumour markers i
           "Renal clearance of lithium", "Migraine prophylaxis", "Hepatic steatosis in children"]
 
 
-def team_with_records(owner: Any, count: int) -> Team:
-    """The screening team, its dataset replaced by one of `count` distinct records."""
+def team_with_records(owner: Any, count: int, titles: list[str] | None = None) -> Team:
+    """The screening team, its dataset replaced by one of `count` distinct records (`titles`,
+    when given, name the first ones)."""
     team = team_make(owner)
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["title", "abstract", "label"])
     for i in range(count):
         topic = TOPICS[i % len(TOPICS)]
-        writer.writerow([f"{topic}: cohort {i + 1}", f"Outcomes of cohort {i + 1} on {topic}.",
+        title = titles[i] if titles and i < len(titles) else f"{topic}: cohort {i + 1}"
+        writer.writerow([title, f"Outcomes of cohort {i + 1} on {topic}.",
                          "oncological" if i % 3 == 0 else "cardiovascular"])
     upload = SimpleUploadedFile("records.csv", out.getvalue().encode())
     team.dataset = dataset_create_from_upload(owner=owner, project=team.project,
