@@ -40,3 +40,26 @@ class ApiToken(models.Model):
         if self.expires_at <= timezone.now():
             return "expired"
         return "active"
+
+
+class UserSession(models.Model):
+    """One signed-in browser session of a user, so they can see and end their sessions
+    (api/token_sessions.py): Django's session table cannot be searched by user.
+
+    The row names the session by its key; the session itself stays in SESSION_ENGINE's store,
+    and a row whose session is gone (logged out, expired, ended) is listed no more."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="browser_sessions"
+    )
+    session_key = models.CharField(max_length=40, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    address = models.CharField(max_length=45, blank=True)
+    user_agent = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["user", "-created_at"], name="usersession_by_user")]
+
+    def __str__(self) -> str:
+        return f"session of {self.user_id} from {self.address or 'unknown'}"

@@ -18,6 +18,7 @@ urlpatterns = [
     path("account/tokens/", token_views.token_page, name="account_tokens"),
     path("account/tokens/<int:pk>/revoke/", token_views.token_revoke,
          name="account_token_revoke"),
+    path("account/sessions/<int:pk>/end/", token_views.session_end, name="account_session_end"),
     path("", include("projects.urls")),
 ]
 
