@@ -81,6 +81,24 @@ def credentials_revoke(*, user: Any, by: Any, why: str, keep_session_key: str = 
     return summary
 
 
+def member_credentials_revoke(*, user: Any, project: Any, member: Any) -> str:
+    """An owner of `project` (projects.policy: MANAGE_MEMBERS) revokes a member's API tokens and
+    ends their sessions, e.g. a laptop lost; logged in the project and in the member's log.
+    A user who is not a member of the project is a 404."""
+    from projects import policy
+    from projects.models import Membership
+    from projects.services import activity_record
+
+    policy.require(user=user, action=policy.Action.MANAGE_MEMBERS, project=project)
+    if not Membership.objects.filter(project=project, user_id=getattr(member, "pk", None)).exists():
+        raise Http404("No such member.")
+    summary = credentials_revoke(user=member, by=user,
+                                 why=f"Asked by an owner of “{project.name}”")
+    activity_record(project=project, actor=user, verb="member_tokens_revoked", summary=summary,
+                    member=member.get_username())
+    return summary
+
+
 # --- Reads ----------------------------------------------------------------------------------------
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
@@ -65,3 +66,17 @@ def session_end(request: HttpRequest, pk: int) -> HttpResponse:
     messages.success(request, f"The session from {row.address or 'an unknown address'} is "
                               "ended: that browser is signed out.")
     return redirect("account_tokens")
+
+
+@login_required
+@require_POST
+def member_tokens_revoke(request: HttpRequest, pk: int, user_id: int) -> HttpResponse:
+    """An owner's button on the project page: the member's tokens and sessions end."""
+    from projects import policy
+
+    project = policy.project_get(user=request.user, project_id=pk)  # 404 outside your projects
+    member = get_object_or_404(get_user_model(), pk=user_id)
+    summary = token_sessions.member_credentials_revoke(user=request.user, project=project,
+                                                       member=member)
+    messages.success(request, summary + ".")
+    return redirect("projects:detail", pk=project.pk)

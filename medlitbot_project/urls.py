@@ -19,6 +19,8 @@ urlpatterns = [
     path("account/tokens/<int:pk>/revoke/", token_views.token_revoke,
          name="account_token_revoke"),
     path("account/sessions/<int:pk>/end/", token_views.session_end, name="account_session_end"),
+    path("projects/<int:pk>/members/<int:user_id>/revoke-tokens/",
+         token_views.member_tokens_revoke, name="project_member_tokens_revoke"),
     path("", include("projects.urls")),
 ]
 

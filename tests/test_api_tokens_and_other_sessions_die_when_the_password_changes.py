@@ -99,3 +99,31 @@ def test_the_tokens_page_lists_sessions_and_ends_another(user, other_user) -> No
     theirs = Client()
     theirs.force_login(other_user)
     assert theirs.post(reverse("account_session_end", args=[other.pk])).status_code == 404
+
+
+def test_an_owner_revokes_a_members_tokens_and_a_viewer_may_not(user, other_user) -> None:
+    from projects import services as projects
+
+    project = projects.project_create(user=user, name="Shared")
+    projects.member_set(actor=user, project=project, member=other_user, role="viewer")
+    _, bobs_key = token_create(user=other_user, name="bob's laptop")
+    _, alices_key = token_create(user=user, name="alice's script")
+    bob = browser(other_user, "10.0.0.8", "bob-pass-123")
+    alice = browser(user, "10.0.0.9")
+    forged = bob.post(reverse("project_member_tokens_revoke", args=[project.pk, user.pk]))
+    assert forged.status_code == 403
+    assert api_status(alices_key) == 200
+    page = alice.get(reverse("projects:detail", args=[project.pk])).content.decode()
+    assert "Revoke tokens" in page
+    answer = alice.post(reverse("project_member_tokens_revoke", args=[project.pk, other_user.pk]))
+    assert answer.status_code == 302
+    assert api_status(bobs_key) == 401
+    assert not signed_in(bob)
+    assert signed_in(alice)
+    assert api_status(alices_key) == 200
+    assert Activity.objects.filter(project=project, verb="member_tokens_revoked").get().summary \
+        == ("Asked by an owner of “Shared”: alice revoked 1 API token of bob and ended "
+            "1 session")
+    outsider = projects.project_create(user=other_user, name="Bob's own")
+    assert alice.post(reverse("project_member_tokens_revoke",
+                              args=[outsider.pk, other_user.pk])).status_code == 404
