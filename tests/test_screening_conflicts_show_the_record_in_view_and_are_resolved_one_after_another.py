@@ -69,7 +69,8 @@ def test_a_maintainer_resolves_conflicts_one_after_another(team) -> None:  # noq
     page = boss.get(url).content.decode()
     assert "Conflict 1 of 2" in page
     assert f'data-record="{first.pk}"' in page
-    assert 'id="resolve-yes"' in page and 'id="resolve-no"' in page
+    assert 'id="resolve-yes"' in page
+    assert 'id="resolve-no"' in page
     assert "js/conflicts.js" in page  # the y / n / s keys
     answer = boss.post(url, data={"record": first.pk, "label": "oncological", "value": "no",
                                   "note": "not a tumour", "skip": 0})
@@ -77,7 +78,8 @@ def test_a_maintainer_resolves_conflicts_one_after_another(team) -> None:  # noq
     first.refresh_from_db()
     assert first.final == {"oncological": "no"}
     page = boss.get(answer.url).content.decode()
-    assert "Conflict 1 of 1" in page and f'data-record="{second.pk}"' in page
+    assert "Conflict 1 of 1" in page
+    assert f'data-record="{second.pk}"' in page
     boss.post(url, data={"record": second.pk, "label": "oncological", "value": "yes",
                          "skip": 0})
     assert 'id="no-conflicts"' in boss.get(url).content.decode()
@@ -89,7 +91,8 @@ def test_skip_moves_to_the_next_conflict_without_resolving(team) -> None:  # noq
     second = both_decide(team, session, "no", "yes")
     page = client_of(team.maintainer).get(
         reverse("screening:conflicts", args=[session.pk]) + "?skip=1").content.decode()
-    assert "Conflict 2 of 2" in page and f'data-record="{second.pk}"' in page
+    assert "Conflict 2 of 2" in page
+    assert f'data-record="{second.pk}"' in page
 
 
 def test_a_reviewer_cannot_resolve_from_the_conflicts_page(team) -> None:  # noqa: F811
@@ -99,7 +102,8 @@ def test_a_reviewer_cannot_resolve_from_the_conflicts_page(team) -> None:  # noq
     rita = client_of(team.reviewer)
     url = reverse("screening:conflicts", args=[session.pk])
     page = rita.get(url).content.decode()  # unblinded: she sees it, without the buttons
-    assert "note-by-remy" in page and 'id="resolve-yes"' not in page
+    assert "note-by-remy" in page
+    assert 'id="resolve-yes"' not in page
     rita.post(url, data={"record": record.pk, "label": "oncological", "value": "yes"})
     record.refresh_from_db()
     assert record.final == {}
