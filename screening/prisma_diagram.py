@@ -9,6 +9,7 @@ only: the site's CSP allows no inline style.
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape
@@ -16,6 +17,7 @@ from xml.sax.saxutils import escape
 WIDTH, LEFT_X, RIGHT_X, BOX_W = 860, 130, 520, 320
 LINE_H, PAD, GAP, FONT = 17, 10, 34, 13
 MAX_CHARS = 46  # what fits in BOX_W at FONT px
+MIN_PHASE_H = 90
 
 
 @dataclass
@@ -39,8 +41,12 @@ class Diagram:
     phases: list[tuple[str, int, int]] = field(default_factory=list)  # name, top, bottom
 
 
+# A count is never cut across two lines: "(n = 12)" is one word to the wrapper.
+_WORD = re.compile(r"\(n = \d+\):?|\S+")
+
+
 def _wrap(text: str) -> list[str]:
-    words, lines, line = text.split(), [], ""
+    words, lines, line = _WORD.findall(text), [], ""
     for word in words:
         if line and len(line) + 1 + len(word) > MAX_CHARS:
             lines.append(line)
@@ -82,7 +88,8 @@ def _rows(c: dict[str, Any]) -> list[tuple[str, list[str], list[str] | None]]:
         ("Screening", _lines(f"Reports sought for retrieval {_n(c['reports_sought'])}"),
          _lines(f"Reports not retrieved {_n(c['reports_not_retrieved'])}")),
         ("Screening", _lines(*assessed),
-         _lines(f"Reports excluded {_n(c['reports_excluded'])}:", *reasons)),
+         _lines(f"Reports excluded {_n(c['reports_excluded'])}{':' if reasons else ''}",
+                *reasons)),
         ("Included", _lines(f"Studies included in review {_n(c['studies_included'])}"), None),
     ]
 
@@ -93,7 +100,8 @@ def diagram_layout(counts: dict[str, Any]) -> Diagram:
     for phase, main_lines, side_lines in _rows(counts):
         main = Box(LEFT_X, y, main_lines)
         side = Box(RIGHT_X, y, side_lines, fill="#f3f4f6") if side_lines else None
-        height = max(main.h, side.h if side else 0)
+        # The last phase has one box: tall enough for its rotated name.
+        height = max(main.h, side.h if side else 0, MIN_PHASE_H if phase == "Included" else 0)
         main.lines += [""] * ((height - main.h) // LINE_H)
         diagram.boxes.append(main)
         if side is not None:

@@ -1,0 +1,119 @@
+"""The PRISMA 2020 flow diagram (issue 35, item 7), drawn from the session's own counts: records
+identified, marked ineligible by the stopping rule (named), screened and excluded; reports
+sought, not retrieved, assessed and excluded with each reason; studies included. The SVG
+(`GET /api/screening/<id>/export/prisma-svg/`, image/svg+xml) holds every count as text; the
+PNG is a PNG; the session page shows the counts as a table, not raw JSON."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from screening import export, services
+from screening.models import Decision, FullTextReport, ScreeningSession, Stage
+from tests.screening_review_support import CITED_ROWS, cited_dataset_make, client_of
+from tests.screening_support import team  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+SIX = [*CITED_ROWS, ("31000005", "10.1000/x.5", "Ito H", "2022", "NEJM",
+                     "Colon polyps were removed early. Bleeding was rare."),
+       ("31000006", "", "Roe P", "2015", "Gut", "Gastric ulcers healed faster. Pain eased.")]
+
+
+def _full_text(record, reviewer, value: str, reason: str = "") -> None:
+    """The full-text stage's outcome as its service keeps it (a decision at that stage and the
+    record's full-text final), so the diagram is tested on its own."""
+    Decision.objects.create(record=record, reviewer=reviewer, label="oncological",
+                            stage=Stage.FULL_TEXT, value=value, exclusion_reason=reason)
+    record.fulltext_final = {"oncological": value}
+    record.fulltext_reasons = {"oncological": reason} if reason else {}
+    record.save(update_fields=["fulltext_final", "fulltext_reasons"])
+
+
+@pytest.fixture
+def reviewed(team) -> ScreeningSession:  # noqa: F811
+    session = services.session_create(user=team.maintainer, name="Flow", labels=["oncological"],
+                                      dataset=cited_dataset_make(team, rows=SIX))
+    r = list(session.records.order_by("position"))
+    for record, value in zip(r[:5], ["no", "no", "yes", "yes", "yes"], strict=True):
+        services.decision_record(user=team.reviewer, record=record,
+                                 values={"oncological": value})
+    FullTextReport.objects.create(record=r[2], status=FullTextReport.Status.NOT_RETRIEVED,
+                                  not_retrieved_reason="paywalled, author did not reply")
+    _full_text(r[3], team.reviewer, "no", "Wrong population")
+    _full_text(r[4], team.reviewer, "yes")
+    # The sixth is never read: the stop (forced here) marks it no - automation in PRISMA.
+    return services.session_stop(user=team.maintainer, session=session, force=True)
+
+
+EXPECTED = {"identified": 6, "duplicates_removed": 0, "not_screened_marked_no": 1,
+            "screened": 5, "excluded_at_screening": 2, "reports_sought": 3,
+            "reports_not_retrieved": 1, "reports_assessed": 2, "reports_excluded": 1,
+            "studies_included": 1}
+
+
+def test_the_counts_follow_the_sessions_rows(reviewed) -> None:
+    counts = export.prisma_counts(reviewed)
+    assert {key: counts[key] for key in EXPECTED} == EXPECTED
+    assert counts["reports_excluded_by_reason"] == {"Wrong population": 1}
+    assert counts["sources"] == [{"name": "Cited", "identified": 6}]
+    assert counts["stopping_rule"]  # the rule is named, and "(forced)" said
+    assert "forced" in counts["stopping_rule"]
+
+
+def _svg_text(svg: str) -> str:
+    """Every text of the drawing, its wrapped lines joined as one reads them."""
+    root = ET.fromstring(svg)
+    return " ".join(" ".join(" ".join(node.itertext()).split()) for node in root.iter(
+        "{http://www.w3.org/2000/svg}text"))
+
+
+def test_the_api_svg_states_every_count_as_text(reviewed, team) -> None:  # noqa: F811
+    api = APIClient()
+    api.force_authenticate(team.viewer)  # a download: viewers may read it
+    answer = api.get(reverse("api:screening_export", args=[reviewed.pk, "prisma-svg"]))
+    assert answer.status_code == 200
+    assert answer["Content-Type"].startswith("image/svg+xml")
+    text = _svg_text(answer.content.decode())
+    for line in ("Records identified (n = 6)", "Cited (n = 6)",
+                 "Duplicate records removed (n = 0)",
+                 "Records marked as ineligible by automation tools (n = 1)",
+                 "Records screened (n = 5)", "Records excluded (n = 2)",
+                 "Reports sought for retrieval (n = 3)", "Reports not retrieved (n = 1)",
+                 "Reports assessed for eligibility (n = 2)", "Reports excluded (n = 1)",
+                 "Wrong population (n = 1)", "Studies included in review (n = 1)",
+                 "Identification", "Screening", "Included"):
+        assert line in text, line
+    assert "stopping rule" in text
+
+
+def test_the_page_draws_the_diagram_and_offers_svg_and_png(reviewed, team) -> None:  # noqa: F811
+    client = client_of(team.viewer)
+    page = client.get(reverse("screening:prisma", args=[reviewed.pk]))
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "<svg" in html
+    assert "Studies included in review (n = 1)" in html
+    svg = client.get(reverse("screening:prisma_download", args=[reviewed.pk, "svg"]))
+    assert svg["Content-Type"].startswith("image/svg+xml")
+    assert "Reports not retrieved (n = 1)" in _svg_text(svg.content.decode())
+    png = client.get(reverse("screening:prisma_download", args=[reviewed.pk, "png"]))
+    assert png["Content-Type"] == "image/png"
+    assert png.content[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(png.content) > 10_000  # a drawn diagram, not an empty canvas
+    api = APIClient()
+    api.force_authenticate(team.viewer)
+    assert api.get(reverse("api:screening_export", args=[reviewed.pk, "prisma-png"])
+                   ).content[:4] == b"\x89PNG"
+
+
+def test_the_session_page_shows_the_counts_as_a_table(reviewed, team) -> None:  # noqa: F811
+    html = client_of(team.viewer).get(reverse("screening:detail",
+                                              args=[reviewed.pk])).content.decode()
+    assert 'id="prisma-table"' in html
+    for key, value in EXPECTED.items():
+        assert f'data-key="{key}">{value}<' in html.replace("<strong>", ""), key
+    assert reverse("screening:prisma", args=[reviewed.pk]) in html
