@@ -6,9 +6,9 @@ while the person waits, naming it); the merge, the duplicates and the import run
 default queue through imports.import_job_run, which ends the row as it ends every import.
 "Add files to this collection" is the same job with `add_to`: the worker reads the
 collection's own rows as the merge's first source. Confirming near matches writes a new
-version from the stored rows (3.6 s for 10,020 articles: scripts/benchmark_near_matches.py),
-so a decision that merges any pair is a job too (options["near_matches"]; no file);
-splits alone only update the report, in the request.
+version from the stored rows (about as long as importing them: see `--apply` of
+scripts/benchmark_near_matches.py), so a review that merges any pair is one job too
+(options["near_matches"]; no file); splits alone only update the report, in the request.
 
 Files: imports/<owner id>/<job key>/<i>/<file name> under MEDIA_ROOT, listed on the row in
 options["collection"]["files"] ({name, path, bytes}); the first is the row's input_path.

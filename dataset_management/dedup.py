@@ -104,6 +104,8 @@ def pmid_normalise(value: Any) -> str:
 
 def _ascii_fold(text: str) -> str:
     """NFKD with the combining marks dropped: 'Müller' and 'Muller' are one spelling."""
+    if text.isascii():  # most records: nothing to fold, and abstracts are long
+        return text
     return "".join(c for c in unicodedata.normalize("NFKD", text)
                    if not unicodedata.combining(c))
 
@@ -163,8 +165,7 @@ def record_keys(*, pmid: Any = "", doi: Any = "", title: Any = "", year: Any = "
                 authors: Any = None, abstract: Any = "") -> RecordKeys:
     """A record's keys from its raw fields (any export's spelling). Texts are compared
     without their spaces too: "SGLT-2" and "SGLT2" differ only by where punctuation was."""
-    normalised = title_normalise(title).replace(" ", "")
-    summary = title_normalise(abstract).replace(" ", "")
+    normalised, summary = _squeezed(title), _squeezed(abstract)
     paired = bool(normalised) and len(summary) >= MIN_PAIRED_ABSTRACT_CHARS
     return RecordKeys(
         pmid=pmid_normalise(pmid), doi=doi_normalise(doi),
@@ -172,6 +173,11 @@ def record_keys(*, pmid: Any = "", doi: Any = "", title: Any = "", year: Any = "
         year=year_normalise(year), author=first_author_surname(authors),
         title_abstract=_digest(normalised + "\x1f" + summary) if paired else b"",
         abstract=_digest(summary) if len(summary) >= MIN_ABSTRACT_CHARS else b"")
+
+
+def _squeezed(value: Any) -> str:
+    """title_normalise's text without its spaces, in one pass (abstracts are long)."""
+    return _NOT_ALNUM.sub("", _ascii_fold(str(value or "")).casefold())
 
 
 def text_similarity(a: str, b: str) -> float:

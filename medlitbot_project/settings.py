@@ -299,6 +299,11 @@ TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 # (core/loginthrottle.py). 0 turns it off.
 LOGIN_FAILURES_PER_ADDRESS = env.int("LOGIN_FAILURES_PER_ADDRESS", default=30)
 LOGIN_FAILURE_WINDOW_MINUTES = env.float("LOGIN_FAILURE_WINDOW_MINUTES", default=10.0)
+# Failed password logins for one account, from any addresses, within the same window before its
+# logins are refused for a cool-off that doubles at each lockout within a day, up to a day
+# (core/loginaccount.py). 0 turns it off.
+LOGIN_FAILURES_PER_ACCOUNT = env.int("LOGIN_FAILURES_PER_ACCOUNT", default=10)
+LOGIN_ACCOUNT_COOLOFF_MINUTES = env.float("LOGIN_ACCOUNT_COOLOFF_MINUTES", default=15.0)
 
 # --- API --------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
