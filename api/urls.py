@@ -17,6 +17,7 @@ from api.index import ApiIndex
 from api.token_api import TokenDetailApi, TokenListCreateApi
 from literature import api as literature_api
 from screening import api as screening_api
+from screening import fulltext_api
 
 app_name = "api"
 urlpatterns = [
@@ -54,6 +55,7 @@ urlpatterns = [
             name="batch_result"),
     *review.urlpatterns,
     *screening_api.urlpatterns,
+    *fulltext_api.urlpatterns,
     *literature_api.urlpatterns,
     *projects.urlpatterns,
     path("adaptations/", adaptations.AdaptationCreateApi.as_view(), name="adaptations"),

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from screening import review_views, views
+from screening import fulltext_views, review_views, views
 
 app_name = "screening"
 
@@ -14,6 +14,9 @@ urlpatterns = [
     path("<int:pk>/next.json", views.next_json, name="next_json"),
     path("<int:pk>/decide.json", views.decide_json, name="decide_json"),
     path("<int:pk>/desk/", views.session_desk, name="desk"),
+    path("<int:pk>/fulltext/", fulltext_views.fulltext_list, name="fulltext"),
+    path("<int:pk>/fulltext/<int:record_id>/", fulltext_views.fulltext_record,
+         name="fulltext_record"),
     path("<int:pk>/recent.json", views.recent_json, name="recent_json"),
     path("<int:pk>/conflicts/", review_views.conflicts_page, name="conflicts"),
     path("<int:pk>/prisma/", review_views.prisma_page, name="prisma"),
