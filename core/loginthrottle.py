@@ -15,8 +15,12 @@ address's password logins until the window ends: a 429 that says why and for how
 - ``count_failure`` receives ``user_login_failed`` (connected in core.apps) and counts.
 
 The counts live in the default cache (Redis in production), so every gunicorn worker and every
-node sees the same ones. When the cache is unreachable the limit lets logins through and logs
-it: the per-account lockout, kept in the database, still holds.
+node sees the same ones. Failures are also counted per account (core/loginaccount.py), so
+guesses at one account spread over many addresses are stopped too.
+
+When the cache is unreachable, password logins fail closed: a 503 that says so, rather than
+logins with nothing counting the guesses (a Redis that is down, or restarted, must not open the
+door). Sessions and API tokens already issued keep working.
 """
 
 from __future__ import annotations
@@ -34,12 +38,18 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from core.clientaddress import client_address
+from core.loginaccount import account_count_failure, account_refusal_message, account_retry_after
 
 logger = logging.getLogger(__name__)
 
 TEMPLATE = "registration/login_limited.html"
-# The attribute that marks a refused request for the middleware.
+# The attribute that marks a refused request for the middleware (its message), and the one
+# that says which limit refused it, for the status and Retry-After.
 MARK = "login_limited"
+MARK_KIND = "login_limited_kind"
+CACHE_DOWN = ("Logins are paused: the store that counts failed logins (the cache, Redis) cannot "
+              "be reached, so no password is checked until it is back. Try again in a minute; "
+              "if it lasts, tell the administrator.")
 
 
 def cache_errors() -> tuple[type[BaseException], ...]:
@@ -63,11 +73,7 @@ def refusal_message(*, address: str) -> str:
     if limit <= 0 or not address:
         return ""
     count_key, since_key = _keys(address)
-    try:
-        found = cache.get_many([count_key, since_key])
-    except cache_errors() as exc:
-        logger.warning("login limit not checked, the cache is unreachable: %s", exc)
-        return ""
+    found = cache.get_many([count_key, since_key])
     if int(found.get(count_key) or 0) < limit:
         return ""
     window = _window_seconds()
@@ -102,6 +108,12 @@ def count_failure(sender: Any, credentials: dict[str, Any], request: HttpRequest
     if request is None or getattr(request, MARK, "") or settings.LOGIN_FAILURES_PER_ADDRESS <= 0:
         return  # a refused attempt is not counted: the window must not run on forever
     address = client_address(request)
+    username = str(credentials.get("username") or "")
+    try:
+        account_count_failure(username=username)
+    except cache_errors() as exc:
+        logger.warning("failed login for %r not counted, the cache is unreachable: %s",
+                       username, exc)
     if not address:
         return
     count_key, since_key = _keys(address)
@@ -128,9 +140,17 @@ class ClientAddressLoginLimitBackend:
                      password: str | None = None, **kwargs: Any) -> None:
         if request is None or password is None:
             return None  # single sign-on and token logins guess no password
-        message = refusal_message(address=client_address(request))
+        try:
+            kind, message = "address", refusal_message(address=client_address(request))
+            if not message:
+                kind, message = "account", account_refusal_message(username=username or "")
+        except cache_errors() as exc:
+            logger.error("password login refused, the cache is unreachable: %s", exc)
+            kind, message = "cache", CACHE_DOWN
         if message:
             setattr(request, MARK, message)
+            setattr(request, MARK_KIND, kind)
+            request.login_limited_username = username or ""
             raise PermissionDenied(message)
         return None
 
@@ -139,14 +159,27 @@ class ClientAddressLoginLimitBackend:
 
 
 def limited_response(request: HttpRequest) -> HttpResponse:
-    """The 429: JSON under /api/, the page elsewhere."""
+    """The 429 (the 503 while the cache is unreachable): JSON under /api/, the page elsewhere."""
     message = getattr(request, MARK)
+    kind = getattr(request, MARK_KIND, "address")
+    status = 503 if kind == "cache" else 429
     if request.path.startswith("/api/"):
-        response: HttpResponse = JsonResponse({"detail": message}, status=429)
+        response: HttpResponse = JsonResponse({"detail": message}, status=status)
     else:
-        response = render(request, TEMPLATE, {"message": message}, status=429)
-    response["Retry-After"] = str(retry_after_seconds(address=client_address(request)))
+        response = render(request, TEMPLATE, {"message": message}, status=status)
+    response["Retry-After"] = str(_retry_after(request, kind))
     return response
+
+
+def _retry_after(request: HttpRequest, kind: str) -> int:
+    if kind == "cache":
+        return 60
+    if kind == "account":
+        try:
+            return account_retry_after(username=getattr(request, "login_limited_username", ""))
+        except cache_errors():
+            return 60
+    return retry_after_seconds(address=client_address(request))
 
 
 class LoginLimitMiddleware:
