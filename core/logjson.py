@@ -25,3 +25,16 @@ class JsonFormatter(logging.Formatter):
             if key not in _STANDARD and not key.startswith("_"):
                 entry[key] = value if isinstance(value, str | int | float | bool) else repr(value)
         return json.dumps(entry, ensure_ascii=False)
+
+
+class ForbiddenInOneLine(logging.Filter):
+    """On django.request: a 403 (PermissionDenied, a role refused) is logged as its one line,
+    "Forbidden (Permission denied): /path", without the traceback Django attaches. A refusal
+    is the policy working, not a fault; a traceback per refusal buried real errors in
+    gunicorn.log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "status_code", None) == 403:
+            record.exc_info = None
+            record.exc_text = None
+        return True

@@ -438,9 +438,12 @@ LOGGING = {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
         "json": {"()": "core.logjson.JsonFormatter"},
     },
+    "filters": {"forbidden_one_line": {"()": "core.logjson.ForbiddenInOneLine"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {"django.db.backends": {"level": "WARNING"},
+                # A 403 is one line, not a traceback (core/logjson.py).
+                "django.request": {"filters": ["forbidden_one_line"]}},
 }
 
 # --- Error tracking (optional) -------------------------------------------------------------------
