@@ -169,13 +169,6 @@ DATASET_MAX_ROW_BYTES = env.int("DATASET_MAX_ROW_BYTES", default=1024 * 1024)
 # streams (dataset_management/readers/bounded.py); real PubMed XML compresses about 8-10x.
 DATASET_MAX_DECOMPRESSED_MB = env.int("DATASET_MAX_DECOMPRESSED_MB",
                                       default=10 * MAX_UPLOAD_SIZE_MB)
-# Full-text reports (screening's full-text stage, screening/fulltext_pdf.py): a PDF is refused,
-# and nothing kept, past its size, its page count, what its streams inflate to in all, or the
-# characters of text extracted.
-FULLTEXT_MAX_PDF_MB = env.int("FULLTEXT_MAX_PDF_MB", default=50)
-FULLTEXT_MAX_PAGES = env.int("FULLTEXT_MAX_PAGES", default=500)
-FULLTEXT_MAX_INFLATED_MB = env.int("FULLTEXT_MAX_INFLATED_MB", default=200)
-FULLTEXT_MAX_TEXT_CHARS = env.int("FULLTEXT_MAX_TEXT_CHARS", default=3_000_000)
 # POST /api/models/<pk>/predict/ answers inline up to this many texts; more become a batch job
 # on the inference worker (202 + Location), so a web process never classifies for minutes.
 SYNC_PREDICT_MAX_TEXTS = env.int("SYNC_PREDICT_MAX_TEXTS", default=64)
@@ -290,6 +283,7 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 from medlitbot_project.literature_settings import *  # noqa: E402, F403 (PUBMED_*, EMAIL_*)
+from medlitbot_project.screening_settings import *  # noqa: E402, F403 (FULLTEXT_MAX_*)
 
 # --- Cache: Django's RedisCache, one for every process and node (medlitbot_project/backing.py) --
 CACHE_URL = env.str("CACHE_URL", default="") or backing.default_cache_url(
