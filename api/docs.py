@@ -23,14 +23,14 @@ TOKEN_EXAMPLES = [
 DATASET_UPLOAD_EXAMPLES = [
     OpenApiExample(
         "Columns detected", request_only=True, media_type="multipart/form-data",
-        value={"name": "Cardiology abstracts", "description": "Screened in May"},
+        value={"name": "Cardiology abstracts", "description": "Screened in May", "project": 1},
         description="Pick the file in `file`; its title, abstract and label columns are found "
-        "by their names.",
+        "by their names. `project`: required when you are in more than one project.",
     ),
     OpenApiExample(
         "Columns named", request_only=True, media_type="multipart/form-data",
         value={
-            "name": "Medical literature domains",
+            "name": "Medical literature domains", "project": 1,
             "mapping": {"title_column": "title", "abstract_column": "abstract",
                         "label_column": "group", "label_separator": "|"},
             "seed": 7,

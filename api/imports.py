@@ -101,6 +101,10 @@ class ImportJobCancelApi(APIView):
         return import_accepted(request, imports.import_job_cancel(user=request.user, job=job))
 
 
+PROJECT_HELP = ("The id of the project it goes to (the maintainer role there). Required when "
+                "you are in more than one project; otherwise your only project.")
+
+
 class CollectionUploadSerializer(serializers.Serializer):
     files = serializers.ListField(
         child=serializers.FileField(), min_length=1,
@@ -112,8 +116,7 @@ class CollectionUploadSerializer(serializers.Serializer):
     unlabelled = serializers.BooleanField(
         required=False, default=False, help_text="Import without labels, whatever the files hold.")
     project = serializers.IntegerField(
-        required=False, min_value=1,
-        help_text="The project it goes to (maintainer role); default: your personal project.")
+        required=False, min_value=1, help_text=PROJECT_HELP)
     dataset = serializers.IntegerField(
         required=False, min_value=1,
         help_text="Add the files to this collection instead: a new version of it, in its "
@@ -139,7 +142,7 @@ class CollectionCreateApi(APIView):
         elif not values["name"].strip():
             raise ValidationError({"name": ["Give the collection a name."]})
         else:
-            target["project"] = _project(request, values.get("project"))
+            target["project"] = upload_project(user=request.user, project_id=values.get("project"))
         try:
             job = collection_job_create(
                 owner=request.user, uploads=values["files"], name=values["name"],
@@ -149,10 +152,27 @@ class CollectionCreateApi(APIView):
         return import_accepted(request, job)
 
 
-def _project(request: Request, project_id: int | None) -> Project:
-    if project_id is None:
-        return project_personal(user=request.user)
-    project = policy.scope(Project.objects.all(), user=request.user).filter(pk=project_id).first()
-    if project is None:
-        raise ValidationError({"project": ["No such project."]})
-    return project
+# Projects named in the 400 for an upload without `project`; more are counted, not named.
+PROJECTS_NAMED = 20
+
+
+def upload_project(*, user: Any, project_id: int | None) -> Project:
+    """Where an upload (one file or a collection) goes: the project named; without one, the
+    user's only project. A user in several projects is asked to choose (400 naming them):
+    landing silently in one of them surprised people (issue 38). A user in none gets their
+    personal project, made on first need. May they upload there: the caller's policy check."""
+    projects = policy.scope(Project.objects.all(), user=user)
+    if project_id is not None:
+        project = projects.filter(pk=project_id).first()
+        if project is None:
+            raise ValidationError({"project": ["No such project."]})
+        return project
+    choices = list(projects.order_by("pk").values_list("pk", "name")[:PROJECTS_NAMED + 1])
+    if not choices:
+        return project_personal(user=user)
+    if len(choices) == 1:
+        return projects.get(pk=choices[0][0])
+    named = "; ".join(f"{pk} ({name})" for pk, name in choices[:PROJECTS_NAMED])
+    more = " and more" if len(choices) > PROJECTS_NAMED else ""
+    raise ValidationError({"project": [
+        f"You are in several projects; say which one with `project`: {named}{more}."]})

@@ -129,8 +129,8 @@ class DatasetUploadSerializer(serializers.Serializer):
                                     help_text="Seed of the train/validation/test split.")
     project = serializers.IntegerField(
         required=False, min_value=1,
-        help_text="The id of the project it goes to (you need the maintainer role there); "
-        "default: your personal project.",
+        help_text="The id of the project it goes to (you need the maintainer role there). "
+        "Required when you are in more than one project; otherwise your only project.",
     )
 
     def validate_mapping(self, value: Any) -> dict[str, Any]:

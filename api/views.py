@@ -40,7 +40,6 @@ from dataset_management.models import Dataset
 from dataset_management.readers import DatasetFileError
 from projects import policy
 from projects.models import Project
-from projects.services import project_personal
 
 
 def _expand(request: Request, allowed: Iterable[str]) -> frozenset[str]:
@@ -141,14 +140,8 @@ class DatasetListCreateApi(generics.ListAPIView):
 
 
 def _upload_project(request: Request, project_id: int | None) -> Project:
-    """Where an upload goes: the project named (a maintainer's), else the personal project."""
-    if project_id is None:
-        project = project_personal(user=request.user)
-    else:
-        project = policy.scope(Project.objects.all(), user=request.user).filter(
-            pk=project_id).first()
-        if project is None:
-            raise ValidationError({"project": ["No such project."]})
+    """Where an upload goes (imports_api.upload_project), if the user may upload there."""
+    project = imports_api.upload_project(user=request.user, project_id=project_id)
     policy.require(user=request.user, action=Action.UPLOAD, project=project)
     return project
 

@@ -87,6 +87,8 @@ def send(api: APIClient, example: Example, ids: dict[str, Any]) -> Any:
         body["dataset"] = ids[("datasets", "id")]
     if "datasets" in body:  # the adaptation example names the datasets to read
         body["datasets"] = [ids[("datasets", "id")]]
+    if "project" in body:  # an upload names its project (required when there are several)
+        body["project"] = ids[("projects", "id")]
     if "member_ids" in body:
         body["member_ids"] = ids[("models", "member_ids")]
     if example.media_type == "application/json":

@@ -368,15 +368,18 @@ def upload(client: APIClient, **fields: Any) -> Any:
         return client.post("/api/datasets/", {"file": handle, **fields}, format="multipart")
 
 
-def test_an_upload_goes_to_the_named_project_else_to_the_personal_one(
+def test_an_upload_goes_to_the_named_project_and_without_one_asks_which(
     alice: APIClient, user: Any, team: Project, media_root: Any,
 ) -> None:
     into_team = ok(upload(alice, name="Team copy", project=team.pk), 202)
     assert into_team["project"] == team.pk
     assert import_run_last().dataset.project_id == team.pk  # what the worker's task runs
-    personal = ok(upload(alice, name="My copy"), 202)
-    assert personal["project"] == services.project_personal(user=user).pk
-    assert import_run_last().dataset.project_id == personal["project"]
+    personal = services.project_personal(user=user)
+    unnamed = upload(alice, name="My copy")  # two projects: never a silent choice (issue 38)
+    assert unnamed.status_code == 400
+    said = unnamed.json()["project"][0]
+    assert f"{personal.pk} ({personal.name})" in said
+    assert f"{team.pk} ({team.name})" in said
 
 
 def test_an_upload_to_a_project_you_cannot_upload_to_is_refused(
