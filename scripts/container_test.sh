@@ -1,0 +1,328 @@
+#!/usr/bin/env bash
+# The whole path through containers (issue 40; docs/deploy.md, "Containers"): build the image,
+# start Redis (with a password), PostgreSQL, web, both workers and beat as containers, migrate,
+# create a user, import the demo data through the API, train a TF-IDF model, classify a batch,
+# check /readyz; then stop and remove everything it started, whatever happened.
+#
+#   bash scripts/container_test.sh
+#
+# Uses podman, or docker where its daemon answers (CONTAINER_ENGINE=docker|podman to choose).
+# Every container runs on the host network on free ports it picks, with names of its own, so it
+# never meets this machine's own Redis or PostgreSQL. Takes minutes: not part of .ci/run.
+#
+# Settings (environment):
+#   BASE_IMAGE      the Containerfile's base. Default: localhost/debian-base:bookworm if that
+#                   image exists, else python:3.11-slim-bookworm if it can be pulled, else a
+#                   base debootstrapped here (root and debootstrap needed) and kept for next time
+#   IMAGE           the tag to build (localhost/medlitbot:latest)
+#   BUILD_NICE      niceness of the builds (10)
+#   KEEP_IMAGES=1   is the default: the images stay, so a rerun reuses every layer
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+IMAGE="${IMAGE:-localhost/medlitbot:latest}"
+SERVICES_IMAGE="${SERVICES_IMAGE:-localhost/medlitbot-test-services:bookworm}"
+LOCAL_BASE="localhost/debian-base:bookworm"
+RUN_ID="medlitbot-ct-$$"
+T_START="$(date +%s.%N)"
+TMP="$(mktemp -d)"
+
+say() { printf '[container_test] %s\n' "$*"; }
+fail() { say "FAILED: $*"; exit 1; }
+now() { date +%s.%N; }
+seconds_since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(now)"; }
+STEP_T=""
+STEP_NAME=""
+step() {  # ends the step under way (printing its time), starts the next
+    if [ -n "$STEP_NAME" ]; then say "$STEP_NAME: $(seconds_since "$STEP_T") s"; fi
+    STEP_NAME="$1"
+    STEP_T="$(now)"
+    if [ -n "$STEP_NAME" ]; then say "-> $STEP_NAME"; fi
+}
+
+# --- the container engine ---------------------------------------------------------------------
+ENGINE="${CONTAINER_ENGINE:-}"
+if [ -z "$ENGINE" ]; then
+    if command -v podman >/dev/null 2>&1; then ENGINE=podman
+    elif command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then ENGINE=docker
+    else fail "neither podman nor a running docker daemon (apt-get install podman runc)"; fi
+fi
+if [ "$ENGINE" = podman ] && [ -z "${CONTAINERS_CONF:-}" ]; then
+    # Where the container manager may not raise the limits it is given by default (as on the
+    # machine this project is developed on), containers start only without them.
+    printf '[containers]\ndefault_ulimits = []\n' > "$TMP/containers.conf"
+    export CONTAINERS_CONF="$TMP/containers.conf"
+fi
+E() { "$ENGINE" "$@"; }
+
+# --- clean up on exit: everything this run started, nothing else -------------------------------
+CONTAINERS=()
+VOLUMES=()
+remove_all() {
+    if [ "${#CONTAINERS[@]}" -gt 0 ]; then
+        E rm -f -t 20 "${CONTAINERS[@]}" >/dev/null 2>&1 || E rm -f "${CONTAINERS[@]}" >/dev/null 2>&1 || true
+    fi
+    if [ "${#VOLUMES[@]}" -gt 0 ]; then E volume rm -f "${VOLUMES[@]}" >/dev/null 2>&1 || true; fi
+    say "stopped and removed ${#CONTAINERS[@]} containers and ${#VOLUMES[@]} volumes"
+    CONTAINERS=()
+    VOLUMES=()
+}
+cleanup() {
+    local status=$?
+    trap - EXIT INT TERM
+    if [ "$status" -ne 0 ]; then
+        for name in "${CONTAINERS[@]}"; do
+            say "--- last lines of $name ---"
+            E logs --tail 40 "$name" 2>&1 | sed 's/^/    /' || true
+        done
+    fi
+    remove_all
+    rm -rf "$TMP"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- the base image ------------------------------------------------------------------------------
+step "base image"
+if [ -z "${BASE_IMAGE:-}" ]; then
+    if E image exists "$LOCAL_BASE" 2>/dev/null || E image inspect "$LOCAL_BASE" >/dev/null 2>&1; then
+        BASE_IMAGE="$LOCAL_BASE"
+    elif timeout 120 "$ENGINE" pull -q python:3.11-slim-bookworm >/dev/null 2>&1; then
+        BASE_IMAGE=python:3.11-slim-bookworm
+    elif command -v debootstrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        # No registry: Debian's own mirror (the one apt uses here) makes the base.
+        MIRROR="$(grep -hoE '^(deb|URIs:) *https?://[^ ]+' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null \
+                  | grep -v security | head -n 1 | sed -E 's/^(deb|URIs:) *//')"
+        MIRROR="${MIRROR:-http://deb.debian.org/debian}"
+        say "no local base and no registry: debootstrap bookworm from $MIRROR"
+        nice -n "${BUILD_NICE:-10}" debootstrap --variant=minbase --include=ca-certificates \
+            bookworm "$TMP/rootfs" "$MIRROR" > "$TMP/debootstrap.log" 2>&1 \
+            || { tail -20 "$TMP/debootstrap.log"; fail "debootstrap"; }
+        printf 'deb %s bookworm main\ndeb %s bookworm-updates main\n' "$MIRROR" "$MIRROR" \
+            > "$TMP/rootfs/etc/apt/sources.list"
+        rm -rf "$TMP"/rootfs/var/cache/apt/archives/*.deb "$TMP"/rootfs/var/lib/apt/lists/*
+        tar -C "$TMP/rootfs" -c . | E import - "$LOCAL_BASE" >/dev/null
+        rm -rf "$TMP/rootfs"
+        BASE_IMAGE="$LOCAL_BASE"
+    else
+        fail "no base image: set BASE_IMAGE, reach a registry, or run as root with debootstrap"
+    fi
+fi
+say "base: $BASE_IMAGE"
+
+# --- pip's configuration for the build: this machine's mirror, wheels and CA, read-only ---------
+BUILD_ARGS=(--build-arg "BASE_IMAGE=$BASE_IMAGE")
+PIP_CONF="$(python3 -m pip config list 2>/dev/null || true)"
+pip_value() {  # the value of a pip setting: the environment's PIP_X, else pip config's
+    local env_name="PIP_$(echo "$1" | tr 'a-z-' 'A-Z_')"
+    if [ -n "${!env_name:-}" ]; then printf '%s' "${!env_name}"; return; fi
+    printf '%s\n' "$PIP_CONF" | grep -E "^[^=]*\.$1=" | tail -n 1 | cut -d= -f2- | sed -E "s/^'(.*)'$/\1/"
+}
+MOUNTS=()
+mount_local() {  # each local folder a setting names, bind-mounted read-only into the build
+    local item path
+    for item in $1; do
+        path="${item#file://}"
+        path="${path%/simple}"
+        path="${path%/}"
+        if [ "${path#/}" != "$path" ] && [ -e "$path" ]; then MOUNTS+=(-v "$path:$path:ro"); fi
+    done
+}
+FIND_LINKS="$(pip_value find-links)"
+INDEX_URL="$(pip_value index-url)"
+EXTRA_INDEX_URL="$(pip_value extra-index-url)"
+CERT="$(pip_value cert)"
+if [ "$ENGINE" = podman ]; then
+    mount_local "$FIND_LINKS $INDEX_URL $EXTRA_INDEX_URL"
+    if [ -n "$FIND_LINKS" ]; then BUILD_ARGS+=(--build-arg "PIP_FIND_LINKS=$FIND_LINKS"); fi
+    if [ -n "$INDEX_URL" ]; then BUILD_ARGS+=(--build-arg "PIP_INDEX_URL=$INDEX_URL"); fi
+    if [ -n "$EXTRA_INDEX_URL" ]; then BUILD_ARGS+=(--build-arg "PIP_EXTRA_INDEX_URL=$EXTRA_INDEX_URL"); fi
+    if [ -n "$CERT" ] && [ -f "$CERT" ]; then
+        # A proxy's CA that this machine trusts, which the base image does not know.
+        MOUNTS+=(-v "$CERT:/run/pip-ca.crt:ro")
+        BUILD_ARGS+=(--build-arg "PIP_CERT=/run/pip-ca.crt")
+    fi
+    # A CPU torch wheel among the local wheels: no other index is asked for torch.
+    for item in $FIND_LINKS; do
+        if ls "${item#file://}"/torch-*+cpu-*.whl >/dev/null 2>&1; then
+            BUILD_ARGS+=(--build-arg "TORCH_INDEX_URL="); break
+        fi
+    done
+    FORMAT=(--format docker)  # OCI images drop HEALTHCHECK
+else
+    FORMAT=()
+fi
+
+# --- build -----------------------------------------------------------------------------------------
+step "build $IMAGE"
+nice -n "${BUILD_NICE:-10}" "$ENGINE" build "${FORMAT[@]}" --network=host "${MOUNTS[@]}" \
+    "${BUILD_ARGS[@]}" -f Containerfile -t "$IMAGE" . > "$TMP/build.log" 2>&1 \
+    || { tail -40 "$TMP/build.log"; fail "building $IMAGE"; }
+IMAGE_MB="$(E image inspect --format '{{.Size}}' "$IMAGE" | python3 -c 'import sys; print(round(int(sys.stdin.read()) / 1e6))')"
+say "image $IMAGE: $IMAGE_MB MB"
+step "build $SERVICES_IMAGE (Redis, PostgreSQL)"
+nice -n "${BUILD_NICE:-10}" "$ENGINE" build "${FORMAT[@]}" --network=host \
+    --build-arg "BASE_IMAGE=$BASE_IMAGE" -f docker/test-services.Containerfile \
+    -t "$SERVICES_IMAGE" docker > "$TMP/services-build.log" 2>&1 \
+    || { tail -40 "$TMP/services-build.log"; fail "building $SERVICES_IMAGE"; }
+
+# --- the path through containers -------------------------------------------------------------------
+T_PATH="$(now)"
+read -r REDIS_PORT PG_PORT WEB_PORT < <(python3 -c '
+import socket
+socks = [socket.socket() for _ in range(3)]
+for s in socks: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in socks])')
+secret() { python3 -c 'import secrets; print(secrets.token_hex(24))'; }
+REDIS_PASSWORD="$(secret)"
+PG_PASSWORD="$(secret)"
+USER_PASSWORD="$(secret)"
+APP_ENV=(
+    -e "SECRET_KEY=$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))')"
+    -e "DATABASE_URL=postgres://medlitbot:$PG_PASSWORD@127.0.0.1:$PG_PORT/medlitbot"
+    -e "REDIS_URL=redis://:$REDIS_PASSWORD@127.0.0.1:$REDIS_PORT/0"
+    -e "PORT=$WEB_PORT"
+    -e "WEB_WORKERS=2"
+    -e "WORKER_HEARTBEAT_INTERVAL=2"
+)
+VOLUMES+=("$RUN_ID-data")
+E volume create "$RUN_ID-data" >/dev/null
+run_app() {  # NAME ROLE: one app container on the shared data volume
+    CONTAINERS+=("$RUN_ID-$1")
+    E run -d --name "$RUN_ID-$1" --hostname "$RUN_ID-$1" --network=host \
+        -v "$RUN_ID-data:/data" "${APP_ENV[@]}" "$IMAGE" "$2" >/dev/null
+}
+wait_for() {  # SECONDS WHAT COMMAND...: retry COMMAND every second until it succeeds
+    local limit="$1" what="$2"
+    shift 2
+    for _ in $(seq 1 "$limit"); do
+        if "$@" >/dev/null 2>&1; then return 0; fi
+        sleep 1
+    done
+    fail "$what did not come up in $limit s"
+}
+
+step "start Redis (password) on $REDIS_PORT and PostgreSQL on $PG_PORT"
+CONTAINERS+=("$RUN_ID-redis")
+E run -d --name "$RUN_ID-redis" --network=host --user redis -e "REDISCLI_AUTH=$REDIS_PASSWORD" \
+    "$SERVICES_IMAGE" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 \
+    --requirepass "$REDIS_PASSWORD" --save "" --appendonly no --dir /tmp >/dev/null
+CONTAINERS+=("$RUN_ID-postgres")
+E run -d --name "$RUN_ID-postgres" --network=host --user postgres -e "PGPASSWORD=$PG_PASSWORD" \
+    "$SERVICES_IMAGE" bash -c '
+        set -e
+        printf "%s" "$PGPASSWORD" > /tmp/pw
+        initdb -D /tmp/pgdata -U medlitbot --pwfile=/tmp/pw --auth=scram-sha-256 >/dev/null
+        rm /tmp/pw
+        exec postgres -D /tmp/pgdata -c listen_addresses=127.0.0.1 -p '"$PG_PORT"' \
+            -c unix_socket_directories=/tmp -c fsync=off' >/dev/null
+wait_for 60 "Redis" sh -c "$ENGINE exec $RUN_ID-redis redis-cli -p $REDIS_PORT ping | grep -q PONG"
+wait_for 60 "PostgreSQL" "$ENGINE" exec "$RUN_ID-postgres" pg_isready -h 127.0.0.1 -p "$PG_PORT"
+E exec -e "PGPASSWORD=$PG_PASSWORD" "$RUN_ID-postgres" \
+    psql -h 127.0.0.1 -p "$PG_PORT" -U medlitbot -d postgres -qc "CREATE DATABASE medlitbot" >/dev/null
+# A wrong password is refused: the services are not open.
+if E exec -e PGPASSWORD=wrong "$RUN_ID-postgres" psql -h 127.0.0.1 -p "$PG_PORT" -U medlitbot \
+        -d medlitbot -qc "SELECT 1" >/dev/null 2>&1; then fail "PostgreSQL took a wrong password"; fi
+if E exec -e REDISCLI_AUTH= "$RUN_ID-redis" redis-cli -p "$REDIS_PORT" ping 2>&1 | grep -q PONG; then
+    fail "Redis answered without its password"
+fi
+
+step "migrate (the migrate role)"
+E run --rm --network=host -v "$RUN_ID-data:/data" "${APP_ENV[@]}" "$IMAGE" migrate \
+    > "$TMP/migrate.log" 2>&1 || { tail -30 "$TMP/migrate.log"; fail "migrate"; }
+
+step "start web, training worker, inference worker and beat"
+run_app web web
+run_app training worker-training
+run_app inference worker-inference
+run_app beat beat
+BASE_URL="http://127.0.0.1:$WEB_PORT"
+wait_for 180 "web (/healthz)" curl -sf "$BASE_URL/healthz"
+
+step "create a user (manage createsuperuser in the web container)"
+E exec -e "DJANGO_SUPERUSER_PASSWORD=$USER_PASSWORD" "$RUN_ID-web" \
+    /app/scripts/container_entrypoint.sh manage createsuperuser --noinput --username ct \
+    --email ct@example.org > "$TMP/user.log" 2>&1 || { cat "$TMP/user.log"; fail "createsuperuser"; }
+TOKEN="$(curl -sf -X POST -d username=ct --data-urlencode "password=$USER_PASSWORD" \
+    "$BASE_URL/api/token/" | python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])')" \
+    || fail "no API token for the new user"
+api() {  # curl with the token; a path (/api/...) is on the web container
+    local args=() arg
+    for arg in "$@"; do
+        case "$arg" in /api/*) args+=("$BASE_URL$arg") ;; *) args+=("$arg") ;; esac
+    done
+    curl -sf -H "Authorization: Token $TOKEN" "${args[@]}"
+}
+field() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+poll() {  # URL SECONDS: GET URL until is_active is false; print the last answer
+    local url="$1" limit="$2" answer=""
+    for _ in $(seq 1 "$limit"); do
+        answer="$(api "$url")" || fail "GET $url"
+        if [ "$(printf '%s' "$answer" | field is_active)" = "False" ]; then
+            printf '%s' "$answer"
+            return 0
+        fi
+        sleep 1
+    done
+    fail "$url still active after $limit s: $answer"
+}
+expect_status() {  # ANSWER STATUS
+    local got
+    got="$(printf '%s' "$1" | field status)"
+    [ "$got" = "$2" ] || fail "status $got, not $2: $1"
+}
+
+step "import the demo data through the API"
+ANSWER="$(api -F "file=@demo_data/medlit_challenge.csv" -F name="Container demo" "$BASE_URL/api/datasets/")" \
+    || fail "POST /api/datasets/"
+ANSWER="$(poll "$(printf '%s' "$ANSWER" | field url)" 300)"
+expect_status "$ANSWER" completed
+DATASET_ID="$(printf '%s' "$ANSWER" | field dataset)"
+ROWS="$(api "$BASE_URL/api/datasets/$DATASET_ID/" | field row_count)"
+say "dataset $DATASET_ID: $ROWS rows"
+
+step "train a TF-IDF model (training worker)"
+ANSWER="$(api -H "Content-Type: application/json" \
+    -d "{\"dataset\": $DATASET_ID, \"model_type\": \"tfidf_logreg\"}" "$BASE_URL/api/jobs/")" \
+    || fail "POST /api/jobs/"
+JOB_ID="$(printf '%s' "$ANSWER" | field id)"
+MODEL_ID="$(printf '%s' "$ANSWER" | field model_id)"
+ANSWER="$(poll "$BASE_URL/api/jobs/$JOB_ID/" 600)"
+expect_status "$ANSWER" completed
+say "model $MODEL_ID: $(api "$BASE_URL/api/models/$MODEL_ID/" | field headline_metrics)"
+
+step "classify a batch (inference worker)"
+python3 - "$TMP/batch.csv" <<'EOF'
+import csv, sys
+with open("demo_data/medlit_challenge.csv", encoding="utf-8-sig", newline="") as f:
+    rows = list(csv.DictReader(f, delimiter=";"))[:300]
+with open(sys.argv[1], "w", encoding="utf-8", newline="") as f:
+    out = csv.writer(f)
+    out.writerow(["title", "abstract"])
+    out.writerows([row["title"], row["abstract"]] for row in rows)
+EOF
+ANSWER="$(api -F "file=@$TMP/batch.csv" "$BASE_URL/api/models/$MODEL_ID/batches/")" \
+    || fail "POST /api/models/$MODEL_ID/batches/"
+ANSWER="$(poll "$(printf '%s' "$ANSWER" | field url)" 300)"
+expect_status "$ANSWER" completed
+api "$(printf '%s' "$ANSWER" | field result_url)" > "$TMP/result.csv" || fail "the batch's result"
+RESULT_ROWS="$(python3 -c 'import csv, sys; print(sum(1 for _ in csv.DictReader(open(sys.argv[1], encoding="utf-8-sig"))))' "$TMP/result.csv")"
+[ "$RESULT_ROWS" = 300 ] || fail "the batch's result has $RESULT_ROWS rows, not 300"
+say "batch: 300 articles classified; columns: $(head -n 1 "$TMP/result.csv" | cut -c1-100)"
+
+step "/readyz (database, broker, cache, disk, a live worker on every queue)"
+wait_for 60 "/readyz" curl -sf "$BASE_URL/readyz"
+say "$(curl -s "$BASE_URL/readyz" | cut -c1-300)"
+step "healthchecks of the web and the workers"
+for name in web training inference; do
+    E exec "$RUN_ID-$name" /app/scripts/container_entrypoint.sh healthcheck >/dev/null 2>&1 \
+        || fail "the healthcheck of $name failed"
+done
+step "stop and remove every container and volume it started"
+remove_all
+step ""
+PATH_S="$(seconds_since "$T_PATH")"
+say "total: $(seconds_since "$T_START") s"
+echo "container: ok, image $IMAGE_MB MB, path $PATH_S s"
