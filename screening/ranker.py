@@ -1,9 +1,18 @@
-"""The fast ranker of continuous active learning: TF-IDF + logistic regression, per label.
+"""The fast rankers of continuous active learning, per label.
 
 Pure (numpy, scipy, scikit-learn; no Django), so the session's background refresh and the
-simulation command rank with the very same code. TF-IDF is fitted once on all the texts of a
-collection (unsupervised, so reading the unscreened texts leaks no decision); only the logistic
-regression is refitted on the decided records.
+simulation command rank with the very same code. Features are fitted once on all the texts of a
+collection (unsupervised, so reading the unscreened texts leaks no decision); only the linear
+model is refitted on the decided records.
+
+Two rankers, compared in simulation (docs/screening.md, "Ranking"):
+
+* ``svm`` (the default): TF-IDF of words and word pairs, a linear SVM with balanced class
+  weights; the family of ASReview LAB 2's default (ELAS u4). Word pairs ("breast cancer",
+  "heart failure") carry much of a screening question, and the hinge loss ignores the many easy
+  irrelevant records that dominate a logistic loss early on.
+* ``logreg``: TF-IDF of single words, logistic regression with balanced class weights (the
+  ranker before issue 36).
 """
 
 from __future__ import annotations
@@ -14,19 +23,43 @@ from typing import Any
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
+from sklearn.svm import LinearSVC
+
+DEFAULT_RANKER = "svm"
+RANKERS = ("svm", "logreg")
+# The query strategies the simulation compares: "-explore" reads a random record in place of
+# the top one 5% of the time.
+RANKERS_SIMULATED = ("svm", "logreg", "svm-explore")
 
 
 class RankerError(ValueError):
     """The ranker cannot rank these records; the message is for the person."""
 
 
-def features_fit(*, texts: Sequence[str]) -> Any:
-    """The TF-IDF matrix of all texts (rows in the order given)."""
+def features_fit(*, texts: Sequence[str], ranker: str = DEFAULT_RANKER) -> Any:
+    """The TF-IDF matrix of all texts (rows in the order given) for `ranker`."""
     if not any(t.strip() for t in texts):
         raise RankerError("None of the records has any text to rank on.")
-    vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=1, max_df=0.95,
-                                 stop_words="english", max_features=50_000, dtype=np.float32)
-    return vectorizer.fit_transform(texts)
+    if ranker not in RANKERS:
+        raise RankerError(f"Unknown ranker '{ranker}': one of {', '.join(RANKERS)}.")
+    if ranker == "svm":
+        # min_df=2: a word pair seen once cannot generalise to another record, and dropping
+        # them keeps the matrix (and each refit) small.
+        vectorizer = TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2), min_df=2,
+                                     max_df=0.95, stop_words="english", max_features=200_000,
+                                     dtype=np.float32)
+    else:
+        # float64: liblinear copies float32 input to float64 at every refit (measured 4x
+        # slower per fit)
+        vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=1, max_df=0.95,
+                                     stop_words="english", max_features=50_000,
+                                     dtype=np.float64)
+    try:
+        return vectorizer.fit_transform(texts)
+    except ValueError:  # min_df=2 on a tiny collection can leave no term at all
+        if ranker == "svm":
+            return features_fit(texts=texts, ranker="logreg")
+        raise
 
 
 def can_learn(*, y: Sequence[int]) -> bool:
@@ -35,16 +68,23 @@ def can_learn(*, y: Sequence[int]) -> bool:
     return values == {0, 1}
 
 
-def label_scores(*, features: Any, decided: Sequence[int], y: Sequence[int]) -> np.ndarray:
-    """P(relevant) for every row, from a logistic regression fitted on the decided rows.
+def label_scores(*, features: Any, decided: Sequence[int], y: Sequence[int],
+                 ranker: str = DEFAULT_RANKER) -> np.ndarray:
+    """A score in (0, 1) for every row, higher = more likely relevant, fitted on the decided rows.
 
     class_weight="balanced": early on the decided set is small and skewed, and an unweighted
-    model would rank every record as irrelevant.
+    model would rank every record as irrelevant. The SVM's margin is squashed by a logistic
+    curve so the page can show it next to a probability; only its order is used to rank.
     """
     if not can_learn(y=y):
         raise RankerError("A label needs at least one yes and one no before it can be learned.")
+    rows, target = features[np.asarray(decided)], np.asarray(y, dtype=int)
+    if ranker == "svm":
+        model = LinearSVC(C=1.0, class_weight="balanced", max_iter=2000)
+        model.fit(rows, target)
+        return 1.0 / (1.0 + np.exp(-2.0 * model.decision_function(features)))
     model = LogisticRegression(C=4.0, class_weight="balanced", max_iter=300, solver="liblinear")
-    model.fit(features[np.asarray(decided)], np.asarray(y, dtype=int))
+    model.fit(rows, target)
     return model.predict_proba(features)[:, 1]
 
 

@@ -1,28 +1,44 @@
 """Replay a screening session on a fully labelled collection, for one label (pure, no Django).
 
-The simulated reviewer answers with the collection's own labels. It uses the session's ranker
-(screening.ranker) and stopping rule (screening.stopping), in the same phases as a person:
+The simulated reviewer answers with the collection's own labels, ranks with screening.ranker
+and stops with a rule of screening.stopping_rules. One ranked review (continuous active
+learning) per ranker and seed serves every rule, because no rule changes the ranked order:
 
 1. cold start: records in random order until the label has one yes and one no;
-2. ranked phase: the most likely record first, the ranker refitted every ``every`` decisions;
-3. the switch: after ``patience`` irrelevant records in a row the reviewer switches to random
-   sampling (any switch rule keeps the guarantee: the test only looks at the random sample);
-4. random sampling from the records still unscreened, until p < 1 - confidence (or the pool is
-   read to its end).
+2. ranked phase: the most likely record first (or, with ``explore``, now and then a random
+   one), the ranker refitted every ``every`` decisions;
+3. the rules:
+   * ``callaghan``: after ``patience`` irrelevant records in a row the reviewer switches to
+     random sampling from the records still unread until p < 1 - confidence (or the pool is
+     read to its end). Any switch rule keeps the guarantee: the test looks at the sample only.
+   * ``qbcb`` / ``target``: a target set is drawn at random and read before the ranked phase;
+     the ranked order does not depend on it (a target record costs nothing when the order
+     reaches it), and the review stops once the order has reached the rule's cutoff of target
+     positives. The reads are the target set plus the ranked records outside it.
 
 WSS@95 is (N - n95) / N - 0.05, n95 being the records read, in the session's order, when 95% of
 the relevant ones had been found; records the session never read follow in the order of the
-last ranking (the order a reviewer who went on would have seen).
+last ranking. ``wss_at_95_ranker`` is the same along the ranked order alone (no rule), the
+figure ranker papers report.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from screening import ranker, stopping
+from screening import ranker as rankers
+from screening import stopping, stopping_rules
+
+QBCB_TARGET_FRACTION = 0.2  # of the collection; at 10% relevant, about 59 target positives
+EXPLORE = {"svm": 0.0, "logreg": 0.0, "svm-explore": 0.05}
+
+
+def _features_kind(ranker: str) -> str:
+    return "logreg" if ranker == "logreg" else "svm"
 
 
 def _next_ranked(scores: np.ndarray, unread: np.ndarray, count: int) -> list[int]:
@@ -34,42 +50,61 @@ def _next_ranked(scores: np.ndarray, unread: np.ndarray, count: int) -> list[int
     return list(chosen[np.argsort(-scores[chosen], kind="stable")])
 
 
-def _ranked_phase(features: Any, truth: np.ndarray, rng: np.random.Generator, *,
-                  every: int, patience: int) -> tuple[list[int], np.ndarray]:
+def _batch(scores: np.ndarray, unread: np.ndarray, rng: np.random.Generator, *, every: int,
+           learned: bool, explore: float) -> list[int]:
+    if not learned:
+        return [int(rng.choice(np.flatnonzero(unread)))]
+    batch = [int(i) for i in _next_ranked(scores, unread, every)]
+    if explore > 0:
+        for slot in range(len(batch)):
+            if rng.random() < explore:  # a random unread record in place of this one
+                others = np.flatnonzero(unread)
+                pick = int(rng.choice(others))
+                if pick not in batch:
+                    batch[slot] = pick
+    return batch
+
+
+def ranked_review(features: Any, truth: np.ndarray, rng: np.random.Generator, *, ranker: str,
+                  every: int, patience: int, done: Callable[[list[int]], bool]
+                  ) -> dict[str, Any]:
+    """The ranked order, read until `done(order)`, and where a reviewer with `patience` would
+    have switched, with the ranking then (scores) and the last one (last_scores)."""
     total = len(truth)
     unread = np.ones(total, dtype=bool)
     read: list[int] = []
     scores = rng.random(total)  # cold start: random order
-    run = 0
-    while unread.any() and run < patience:
-        batch = (_next_ranked(scores, unread, every) if ranker.can_learn(y=truth[read])
-                 else [int(i) for i in rng.permutation(np.flatnonzero(unread))[:1]])
-        for index in batch:
-            read.append(int(index))
+    run, switch_at, switch_scores, refit_at = 0, None, None, 0
+    explore = EXPLORE.get(ranker, 0.0)
+    while unread.any() and not (switch_at is not None and done(read)):
+        learned = rankers.can_learn(y=truth[read])
+        for index in _batch(scores, unread, rng, every=every, learned=learned, explore=explore):
+            read.append(index)
             unread[index] = False
             run = 0 if truth[index] else run + 1
-            if run >= patience:
+            if switch_at is None and run >= patience:
+                switch_at, switch_scores = len(read), scores
                 break
-        if ranker.can_learn(y=truth[read]):
-            scores = ranker.label_scores(features=features, decided=read, y=truth[read])
-    return read, scores
+        if switch_at is not None and len(read) < refit_at:
+            continue
+        # Past the patience switch only the target-set rules read on; refitting every 5% of
+        # the records read keeps the replay cheap where the ranking changes least.
+        refit_at = len(read) + (every if switch_at is None else max(every, len(read) // 20))
+        if rankers.can_learn(y=truth[read]) and unread.any():
+            scores = rankers.label_scores(features=features, decided=read, y=truth[read],
+                                          ranker=_features_kind(ranker))
+    if switch_at is None:
+        switch_at, switch_scores = len(read), scores
+    return {"order": read, "switch_at": switch_at, "switch_scores": switch_scores,
+            "last_scores": scores}
 
 
-def _sampling_phase(truth: np.ndarray, read: list[int], rng: np.random.Generator, *,
-                    recall_target: float, confidence: float) -> dict[str, Any]:
-    unread = np.setdiff1d(np.arange(len(truth)), np.asarray(read, dtype=int))
-    order = rng.permutation(unread)
-    r_al = int(truth[read].sum())
-    pool, k, n = len(order), 0, 0
-    for n, index in enumerate(order, start=1):
-        read.append(int(index))
-        k += int(truth[index])
-        # p alone each step (cheap); the full state, with its bisections, once at the stop
-        if stopping.p_value(pool=pool, sampled=n, k=k, r_al=r_al,
-                            recall_target=recall_target) < 1 - confidence:
-            break
-    return stopping.stop_state(label="", pool=pool, sampled=n, k=k, r_al=r_al,
-                               recall_target=recall_target, confidence=confidence).as_dict()
+def _completed(order: list[int], scores: np.ndarray, total: int) -> list[int]:
+    """`order`, then every record not in it by `scores`, highest first."""
+    seen = np.zeros(total, dtype=bool)
+    seen[np.asarray(order, dtype=int)] = True
+    rest = np.flatnonzero(~seen)
+    return list(order) + [int(i) for i in rest[np.argsort(-scores[rest], kind="stable")]]
 
 
 def wss_at(*, order: list[int], truth: np.ndarray, recall: float = 0.95) -> float:
@@ -80,33 +115,117 @@ def wss_at(*, order: list[int], truth: np.ndarray, recall: float = 0.95) -> floa
     return (total - n_at) / total - (1 - recall)
 
 
-def simulate_trace(*, features: Any, truth: np.ndarray, seed: int,
-                   recall_target: float = 0.95, confidence: float = 0.95, every: int = 10,
-                   patience: int = 50, reviewers: int = 1) -> tuple[dict[str, Any], list[int]]:
-    """One replay: the figures the command prints for its seed, and the full reading order
-    (the records read to the stop, then the unread ones in the last ranking's order)."""
-    truth = np.asarray(truth, dtype=int)
-    rng = np.random.default_rng(seed)
-    read, scores = _ranked_phase(features, truth, rng, every=every, patience=patience)
+def _callaghan(review: dict[str, Any], truth: np.ndarray, rng: np.random.Generator, *,
+               recall_target: float, confidence: float, spent: bool
+               ) -> tuple[dict[str, Any], list[int]]:
+    read = list(review["order"][:review["switch_at"]])
     ranked = len(read)
-    state = _sampling_phase(truth, read, rng, recall_target=recall_target,
-                            confidence=confidence)
-    stopped_at = len(read)
-    found = int(truth[read].sum())
     rest = np.setdiff1d(np.arange(len(truth)), np.asarray(read, dtype=int))
-    full_order = read + [int(i) for i in rest[np.argsort(-scores[rest], kind="stable")]]
-    return {
-        "seed": seed, "screened_at_stop": round(stopped_at / len(truth), 4),
-        "recall_at_stop": round(found / max(1, int(truth.sum())), 4),
-        "wss_at_95": round(wss_at(order=full_order, truth=truth), 4),
-        "ranked_phase": ranked, "sampled": state["sampled"], "p_value": state["p_value"],
-        "stopped": bool(state["can_stop"]), "reviewer_reads": stopped_at * reviewers,
-    }, full_order
+    order = rng.permutation(rest)
+    r_al = int(truth[read].sum())
+    pool, k, n = len(order), 0, 0
+    for n, index in enumerate(order, start=1):
+        read.append(int(index))
+        k += int(truth[index])
+        # p alone each step (cheap); the full state, with its bisections, once at the stop
+        alpha = (stopping.alpha_spent(alpha=1 - confidence, k=k) if spent
+                 else 1 - confidence)
+        if stopping.p_value(pool=pool, sampled=n, k=k, r_al=r_al,
+                            recall_target=recall_target) < alpha:
+            break
+    state = stopping.stop_state(label="", pool=pool, sampled=n, k=k, r_al=r_al,
+                                recall_target=recall_target, confidence=confidence,
+                                spent=spent)
+    return ({"ranked_phase": ranked, "sampled": n, "p_value": state.p_value,
+             "stopped": bool(state.can_stop)},
+            _completed(read, review["switch_scores"], len(truth)))
 
 
-def simulate_run(**options: Any) -> dict[str, Any]:
-    """One replay; the figures the command prints for its seed."""
-    return simulate_trace(**options)[0]
+def target_set_draw(truth: np.ndarray, rng: np.random.Generator, *, rule: str,
+                    recall_target: float, confidence: float) -> np.ndarray:
+    """The rule's target set: a fixed share of the collection (qbcb), or records drawn until
+    K are relevant (target), in a random order independent of the ranked review's."""
+    order = rng.permutation(len(truth))
+    if rule == "qbcb":
+        return order[:max(1, math.ceil(QBCB_TARGET_FRACTION * len(truth)))]
+    needed = stopping_rules.target_positives_needed(recall_target=recall_target,
+                                                    confidence=confidence)
+    found = np.cumsum(truth[order])
+    end = int(np.searchsorted(found, needed) + 1) if found[-1] >= needed else len(order)
+    return order[:end]
+
+
+def target_cutoff(truth: np.ndarray, target: np.ndarray, *, rule: str, recall_target: float,
+                  confidence: float) -> int | None:
+    positives = int(truth[target].sum())
+    return stopping_rules.target_state(
+        rule=rule, target_size=len(target), positives=positives, reached=0,
+        recall_target=recall_target, confidence=confidence).cutoff
+
+
+def _target_rule(review: dict[str, Any], truth: np.ndarray, target: np.ndarray, *, rule: str,
+                 recall_target: float, confidence: float) -> tuple[dict[str, Any], list[int]]:
+    total = len(truth)
+    cutoff = target_cutoff(truth, target, rule=rule, recall_target=recall_target,
+                           confidence=confidence)
+    in_target = np.zeros(total, dtype=bool)
+    in_target[target] = True
+    ranked = _completed(review["order"], review["last_scores"], total)
+    reached = np.cumsum(in_target[ranked] & (truth[ranked] == 1))
+    # no cutoff (too few target positives): nothing certifies, the collection is read
+    stop = total if cutoff is None else int(np.searchsorted(reached, cutoff) + 1)
+    session = list(target) + [i for i in ranked if not in_target[i]]
+    read = set(int(i) for i in target) | set(ranked[:stop])
+    return ({"ranked_phase": len(read) - len(target), "target_set": len(target),
+             "target_positives": int(truth[target].sum()), "cutoff": cutoff,
+             "stopped": cutoff is not None},
+            session[:len(read)] + [i for i in session if i not in read])
+
+
+def simulate_seed(*, features: Any, truth: np.ndarray, seed: int, rules: list[str],
+                  ranker: str = rankers.DEFAULT_RANKER, recall_target: float = 0.95,
+                  confidence: float = 0.95, every: int = 10, patience: int = 50,
+                  reviewers: int = 1) -> dict[str, tuple[dict[str, Any], list[int]]]:
+    """One seed's ranked review shared by every rule: per rule, its figures and its order."""
+    truth = np.asarray(truth, dtype=int)
+    total, relevant = len(truth), max(1, int(truth.sum()))
+    targets = {rule: target_set_draw(truth, np.random.default_rng([seed, 2, i]), rule=rule,
+                                     recall_target=recall_target, confidence=confidence)
+               for i, rule in enumerate(rules) if stopping_rules.RULES[rule].needs_target_set}
+    needs = [(t, target_cutoff(truth, t, rule=r, recall_target=recall_target,
+                               confidence=confidence)) for r, t in targets.items()]
+    wanted = math.ceil(0.95 * int(truth.sum()))
+
+    def done(order: list[int]) -> bool:
+        if int(truth[order].sum()) < wanted:
+            return False  # the ranker's own WSS@95 needs the order to 95% recall
+        reached = set(order)
+        return all(c is None or sum(1 for i in t if truth[i] and i in reached) >= c
+                   for t, c in needs)
+
+    review = ranked_review(features, truth, np.random.default_rng(seed), ranker=ranker,
+                           every=every, patience=patience, done=done)
+    ranker_wss = wss_at(order=_completed(review["order"], review["last_scores"], total),
+                        truth=truth)
+    results = {}
+    for rule in rules:
+        if not stopping_rules.RULES[rule].needs_target_set:
+            figures, order = _callaghan(review, truth, np.random.default_rng([seed, 1]),
+                                        recall_target=recall_target, confidence=confidence,
+                                        spent=rule == "callaghan_spent")
+        else:
+            figures, order = _target_rule(review, truth, targets[rule], rule=rule,
+                                          recall_target=recall_target, confidence=confidence)
+        stopped_at = figures["ranked_phase"] + figures.get("sampled", 0) + figures.get(
+            "target_set", 0)
+        found = int(truth[order[:stopped_at]].sum())
+        results[rule] = ({
+            "seed": seed, "screened_at_stop": round(stopped_at / total, 4),
+            "recall_at_stop": round(found / relevant, 4),
+            "wss_at_95": round(wss_at(order=order, truth=truth), 4),
+            "wss_at_95_ranker": round(ranker_wss, 4), **figures,
+            "reviewer_reads": stopped_at * reviewers}, order)
+    return results
 
 
 def recall_curve(*, order: list[int], truth: np.ndarray, stopped_at: int,
@@ -125,24 +244,58 @@ def recall_curve(*, order: list[int], truth: np.ndarray, stopped_at: int,
             "stop": [int(stopped_at), int(found[stopped_at])]}
 
 
-def simulate_traced(*, texts: list[str], truth: np.ndarray, seeds: int, **options: Any
-                    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Every seed's run and the summary the issue asks for, with each seed's recall curve."""
-    truth = np.asarray(truth, dtype=int)
-    features = ranker.features_fit(texts=texts)
-    runs, curves = [], []
-    for seed in range(seeds):
-        run, order = simulate_trace(features=features, truth=truth, seed=seed, **options)
-        stopped_at = int(run["ranked_phase"]) + int(run["sampled"])
-        runs.append(run)
-        curves.append({"seed": seed, **recall_curve(order=order, truth=truth,
-                                                    stopped_at=stopped_at)})
+def summary_of(runs: list[dict[str, Any]], *, recall_target: float) -> dict[str, Any]:
+    """The figures the issue asks for, over one combination's runs."""
     return {
         "runs": runs,
         "mean_wss_at_95": round(float(np.mean([r["wss_at_95"] for r in runs])), 4),
         "mean_screened_at_stop": round(float(np.mean([r["screened_at_stop"] for r in runs])), 4),
         "min_recall_at_stop": min(r["recall_at_stop"] for r in runs),
-    }, curves
+        "reached_target": sum(1 for r in runs if r["recall_at_stop"] >= recall_target),
+        "mean_wss_at_95_ranker": round(float(np.mean([r["wss_at_95_ranker"] for r in runs])),
+                                       4),
+    }
+
+
+def simulate_combinations(*, texts: list[str], truth: np.ndarray, seeds: int,
+                          rules: list[str], rankers_: list[str], recall_target: float = 0.95,
+                          **options: Any) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Per (ranker, rule): the summary, with rule and ranker named, and each seed's curve.
+
+    Features are computed once per kind of features; each seed's ranked review is shared by
+    every rule.
+    """
+    truth = np.asarray(truth, dtype=int)
+    features_by_kind: dict[str, Any] = {}
+    out = []
+    for ranker in rankers_:
+        kind = _features_kind(ranker)
+        if kind not in features_by_kind:
+            features_by_kind[kind] = rankers.features_fit(texts=texts, ranker=kind)
+        per_rule: dict[str, tuple[list, list]] = {rule: ([], []) for rule in rules}
+        for seed in range(seeds):
+            seeded = simulate_seed(features=features_by_kind[kind], truth=truth, seed=seed,
+                                   rules=rules, ranker=ranker, recall_target=recall_target,
+                                   **options)
+            for rule, (run, order) in seeded.items():
+                stopped_at = round(run["screened_at_stop"] * len(truth))
+                per_rule[rule][0].append(run)
+                per_rule[rule][1].append({"seed": seed, **recall_curve(
+                    order=order, truth=truth, stopped_at=stopped_at)})
+        for rule in rules:
+            runs, curves = per_rule[rule]
+            out.append(({"rule": rule, "ranker": ranker,
+                         **summary_of(runs, recall_target=recall_target)}, curves))
+    return out
+
+
+def simulate_traced(*, texts: list[str], truth: np.ndarray, seeds: int,
+                    rule: str = stopping_rules.DEFAULT_RULE,
+                    ranker: str = rankers.DEFAULT_RANKER, **options: Any
+                    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Every seed's run and the summary the issue asks for, with each seed's recall curve."""
+    return simulate_combinations(texts=texts, truth=truth, seeds=seeds, rules=[rule],
+                                 rankers_=[ranker], **options)[0]
 
 
 def simulate(*, texts: list[str], truth: np.ndarray, seeds: int, **options: Any

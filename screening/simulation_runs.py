@@ -8,6 +8,7 @@ twice runs once, and a finished run is never rewritten.
 
 from __future__ import annotations
 
+import csv
 import logging
 from datetime import timedelta
 from typing import Any
@@ -60,17 +61,53 @@ def simulation_collection(*, dataset: Any, label: str) -> tuple[list[str], np.nd
     return texts, np.asarray(truth, dtype=int)
 
 
+def simulation_csv_collection(*, path: str, label: str) -> tuple[list[str], np.ndarray]:
+    """Texts and 0/1 truth from a labelled CSV file outside the database (the command's --csv).
+
+    Columns: ``title`` and ``abstract``, and either ``group`` (labels joined with ``|``, as in
+    demo_data/medlit_challenge.csv; `label` is one of them) or ``included`` (0/1; `label` is
+    then just a name). The delimiter (``;`` or ``,``) is sniffed from the header.
+    """
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        header = handle.readline()
+        handle.seek(0)
+        rows = list(csv.DictReader(handle, delimiter=";" if header.count(";") > header.count(
+            ",") else ","))
+    if not rows or "abstract" not in rows[0]:
+        raise ScreeningError(f"{path}: a title and an abstract column are needed.")
+    if "included" in rows[0]:
+        truth = [int(str(r["included"]).strip() in ("1", "yes", "true")) for r in rows]
+    elif "group" in rows[0]:
+        truth = [int(label in (r["group"] or "").split("|")) for r in rows]
+    else:
+        raise ScreeningError(f"{path}: no 'included' or 'group' column to read the truth from.")
+    if not any(truth) or all(truth):
+        raise ScreeningError(f"{path}: every record or none has '{label}'.")
+    texts = [article_text(r.get("title"), r.get("abstract")) for r in rows]
+    return texts, np.asarray(truth, dtype=int)
+
+
+def simulation_summaries(*, texts: list[str], truth: np.ndarray, label: str, seeds: int,
+                         rules: list[str], rankers: list[str], source: Any,
+                         **options: Any) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Per ranker and rule: the command's JSON object and each seed's recall curve."""
+    head = {"dataset": source, "label": label, "records": len(truth),
+            "relevant": int(truth.sum())}
+    return [({**head, **result}, curves) for result, curves in simulation.simulate_combinations(
+        texts=texts, truth=truth, seeds=seeds, rules=rules, rankers_=rankers, **options)]
+
+
 def simulation_summary(*, dataset: Any, label: str, seeds: int, recall_target: float = 0.95,
                        confidence: float = 0.95, every: int = 10, patience: int = 50,
-                       reviewers: int = 1) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                       reviewers: int = 1, rule: str = simulation.stopping_rules.DEFAULT_RULE,
+                       ranker: str = simulation.rankers.DEFAULT_RANKER,
+                       ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The command's JSON object, and each seed's recall curve (screening.simulation)."""
     texts, truth = simulation_collection(dataset=dataset, label=label)
-    result, curves = simulation.simulate_traced(
-        texts=texts, truth=truth, seeds=seeds, recall_target=recall_target,
-        confidence=confidence, every=every, patience=patience, reviewers=reviewers)
-    summary = {"dataset": dataset.pk, "label": label, "records": len(truth),
-               "relevant": int(truth.sum()), **result}
-    return summary, curves
+    return simulation_summaries(
+        texts=texts, truth=truth, label=label, seeds=seeds, rules=[rule], rankers=[ranker],
+        source=dataset.pk, recall_target=recall_target, confidence=confidence, every=every,
+        patience=patience, reviewers=reviewers)[0]
 
 
 def simulation_run_create(*, user: Any, dataset: Any, label: str, recall_target: float = 0.95,
