@@ -2,12 +2,14 @@
 
 Page, SVG and PNG read the same `prisma_counts`, so the diagram cannot disagree with the
 exports. Record-level counts (a record is one report): screened records are those reviewers
-read; a record marked no by the stopping rule is "marked ineligible by automation"; a record
-with any label final yes at title/abstract is a report sought; one whose report was not
-retrieved is counted there; the rest, once every label that reached full text has a final
-value, are assessed: included when any label is yes at full text, else excluded with the
-reason of its first label (the session's label order). Reports sought but not yet assessed are
-shown as "awaiting assessment" so the boxes always add up.
+read; a record marked no by the stopping rule is "marked ineligible by automation"; a record at
+full text for any label (fulltext_selectors.fulltext_records: final yes at title/abstract, or
+unsure from every reviewer) is a report sought; one whose report was not retrieved is counted
+there; the rest, once every label that reached full text has a final value, are assessed:
+included when any label is yes at full text, else excluded with the reason of its first label
+(the session's label order). Reports sought but not yet assessed are shown as "awaiting
+assessment" so the boxes always add up. Records excluded at screening are those screened with
+no label at full text.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from screening import fulltext_selectors
 from screening.models import FullTextReport, ScreeningSession
 
 COLLECTION_KEY = "collection"  # dataset_management.collection.COUNTS_KEY: per-file counts
@@ -60,25 +63,24 @@ def _stopping_rule(session: ScreeningSession) -> str:
     return ("; ".join(tests) or "the stopping rule") + (" (forced)" if why.get("forced") else "")
 
 
-def _fulltext(session: ScreeningSession, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
-    reports = dict(FullTextReport.objects.filter(record__session=session)
-                   .values_list("record_id", "status"))
+def _fulltext(session: ScreeningSession, at_fulltext: list[tuple[Any, list[str]]]
+              ) -> dict[str, Any]:
+    """The reports: every record at full text (fulltext_selectors decides which, per label)."""
     sought = not_retrieved = awaiting = included = 0
     reasons: Counter = Counter()
-    for pk, final, ft_final, ft_reasons, _phase in rows:
-        reached = [label for label in session.labels if final.get(label) == "yes"]
-        if not reached:
-            continue
+    for record, reached in at_fulltext:
         sought += 1
-        if reports.get(pk) == FullTextReport.Status.NOT_RETRIEVED:
+        report = getattr(record, "fulltext", None)
+        ft_final, ft_reasons = record.fulltext_final, record.fulltext_reasons
+        if report is not None and report.status == FullTextReport.Status.NOT_RETRIEVED:
             not_retrieved += 1
         elif any(label not in ft_final for label in reached):
             awaiting += 1
         elif any(ft_final[label] == "yes" for label in reached):
             included += 1
         else:
-            reasons[next((ft_reasons.get(label) for label in reached
-                          if ft_reasons.get(label)), "") or "no reason given"] += 1
+            reasons[next((ft_reasons[label] for label in reached if ft_reasons.get(label)),
+                         "no reason given")] += 1
     return {"reports_sought": sought, "reports_not_retrieved": not_retrieved,
             "reports_assessed": sought - not_retrieved - awaiting,
             "reports_awaiting_assessment": awaiting,
@@ -101,17 +103,20 @@ def prisma_counts(session: ScreeningSession) -> dict[str, Any]:
                                              if p == "stop" and f.get(label) == "no"),
             "included_at_full_text": sum(1 for _, _, ft, _, _ in rows if ft.get(label) == "yes"),
         }
-    screened = [f for _, f, _, _, p in rows if p in ("ranked", "sample")]
+    at_fulltext = fulltext_selectors.fulltext_records(session=session)
+    sought = {record.pk for record, _ in at_fulltext}
+    # Read by reviewers: done by them, or at full text already (unsure from every reviewer
+    # is not a final value, yet the report decides it). Excluded: read, and not sought.
+    screened = {pk for pk, *_, p in rows if p in ("ranked", "sample")} | sought
     return {
         "source": session.source, "collection": session.collection_name,
         **_identified(session, len(rows)),
         "records": len(rows),
         "screened": len(screened),
-        "excluded_at_screening": sum(1 for f in screened
-                                     if not any(f.get(label) == "yes" for label in session.labels)),
+        "excluded_at_screening": len(screened - sought),
         "not_screened_marked_no": sum(1 for *_, p in rows if p == "stop"),
-        "not_yet_screened": sum(1 for *_, p in rows if not p),
+        "not_yet_screened": sum(1 for pk, *_, p in rows if not p and pk not in sought),
         "stopping_rule": _stopping_rule(session),
-        **_fulltext(session, rows),
+        **_fulltext(session, at_fulltext),
         "per_label": per_label,
     }

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from screening import export, services
-from screening.models import Decision, ScreeningSession, Stage
+from screening import export, fulltext, services
+from screening.models import ScreeningSession
 from screening.visibility import SIGHT_ALL
 from tests.export_support import ris_parse, run_batch
 from tests.screening_review_support import CITED_ROWS, cited_dataset_make, jsonl_records
@@ -38,14 +38,11 @@ def decided(team) -> ScreeningSession:  # noqa: F811
                                  values={"oncological": "no"}, reasons={"oncological": reason})
     services.decision_record(user=team.reviewer, record=third, values={"oncological": "yes"},
                              note="looks eligible")
-    # The full-text stage's decision as its service will keep it (stage, required reason, the
-    # record's full-text final); written here so the export is tested on its own.
-    Decision.objects.create(record=third, reviewer=team.reviewer, label="oncological",
-                            stage=Stage.FULL_TEXT, value="no", exclusion_reason=REASONS[1],
-                            note="placebo arm only")
-    third.fulltext_final = {"oncological": "no"}
-    third.fulltext_reasons = {"oncological": REASONS[1]}
-    third.save(update_fields=["fulltext_final", "fulltext_reasons"])
+    third.refresh_from_db()  # final yes at title/abstract: at full text now
+    fulltext.fulltext_decision_record(user=team.reviewer, record=third,
+                                      values={"oncological": "no"},
+                                      reasons={"oncological": REASONS[1]},
+                                      note="placebo arm only")
     return session
 
 

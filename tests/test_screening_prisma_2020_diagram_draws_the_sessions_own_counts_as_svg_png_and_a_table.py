@@ -12,8 +12,8 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from screening import export, services
-from screening.models import Decision, FullTextReport, ScreeningSession, Stage
+from screening import export, fulltext, services
+from screening.models import ScreeningSession
 from tests.screening_review_support import CITED_ROWS, cited_dataset_make, client_of
 from tests.screening_support import team  # noqa: F401
 
@@ -23,28 +23,24 @@ SIX = [*CITED_ROWS, ("31000005", "10.1000/x.5", "Ito H", "2022", "NEJM",
        ("31000006", "", "Roe P", "2015", "Gut", "Gastric ulcers healed faster. Pain eased.")]
 
 
-def _full_text(record, reviewer, value: str, reason: str = "") -> None:
-    """The full-text stage's outcome as its service keeps it (a decision at that stage and the
-    record's full-text final), so the diagram is tested on its own."""
-    Decision.objects.create(record=record, reviewer=reviewer, label="oncological",
-                            stage=Stage.FULL_TEXT, value=value, exclusion_reason=reason)
-    record.fulltext_final = {"oncological": value}
-    record.fulltext_reasons = {"oncological": reason} if reason else {}
-    record.save(update_fields=["fulltext_final", "fulltext_reasons"])
-
-
 @pytest.fixture
 def reviewed(team) -> ScreeningSession:  # noqa: F811
     session = services.session_create(user=team.maintainer, name="Flow", labels=["oncological"],
                                       dataset=cited_dataset_make(team, rows=SIX))
+    ScreeningSession.objects.filter(pk=session.pk).update(
+        exclusion_reasons=["Wrong population", "Not a trial"])
     r = list(session.records.order_by("position"))
     for record, value in zip(r[:5], ["no", "no", "yes", "yes", "yes"], strict=True):
         services.decision_record(user=team.reviewer, record=record,
                                  values={"oncological": value})
-    FullTextReport.objects.create(record=r[2], status=FullTextReport.Status.NOT_RETRIEVED,
-                                  not_retrieved_reason="paywalled, author did not reply")
-    _full_text(r[3], team.reviewer, "no", "Wrong population")
-    _full_text(r[4], team.reviewer, "yes")
+    r = list(session.records.order_by("position").select_related("session"))
+    fulltext.fulltext_not_retrieved(user=team.reviewer, record=r[2],
+                                    reason="paywalled, author did not reply")
+    fulltext.fulltext_decision_record(user=team.reviewer, record=r[3],
+                                      values={"oncological": "no"},
+                                      reasons={"oncological": "Wrong population"})
+    fulltext.fulltext_decision_record(user=team.reviewer, record=r[4],
+                                      values={"oncological": "yes"})
     # The sixth is never read: the stop (forced here) marks it no - automation in PRISMA.
     return services.session_stop(user=team.maintainer, session=session, force=True)
 
