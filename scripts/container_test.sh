@@ -17,7 +17,7 @@
 #   IMAGE           the tag to build (localhost/medlitbot:latest)
 #   BUILD_NICE      niceness of the builds (10)
 #   KEEP_IMAGES=1   is the default: the images stay, so a rerun reuses every layer
-set -euo pipefail
+set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 
 IMAGE="${IMAGE:-localhost/medlitbot:latest}"
@@ -69,7 +69,7 @@ remove_all() {
 }
 cleanup() {
     local status=$?
-    trap - EXIT INT TERM
+    trap - EXIT INT TERM ERR
     if [ "$status" -ne 0 ]; then
         for name in "${CONTAINERS[@]}"; do
             say "--- last lines of $name ---"
@@ -81,6 +81,7 @@ cleanup() {
     exit "$status"
 }
 trap cleanup EXIT
+trap 'say "failed at line $LINENO: $BASH_COMMAND"' ERR
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -118,7 +119,7 @@ PIP_CONF="$(python3 -m pip config list 2>/dev/null || true)"
 pip_value() {  # the value of a pip setting: the environment's PIP_X, else pip config's
     local env_name="PIP_$(echo "$1" | tr 'a-z-' 'A-Z_')"
     if [ -n "${!env_name:-}" ]; then printf '%s' "${!env_name}"; return; fi
-    printf '%s\n' "$PIP_CONF" | grep -E "^[^=]*\.$1=" | tail -n 1 | cut -d= -f2- | sed -E "s/^'(.*)'$/\1/"
+    printf '%s\n' "$PIP_CONF" | grep -E "^[^=]*\.$1=" | tail -n 1 | cut -d= -f2- | sed -E "s/^'(.*)'$/\1/" || true
 }
 MOUNTS=()
 mount_local() {  # each local folder a setting names, bind-mounted read-only into the build
