@@ -19,7 +19,15 @@ from rest_framework.views import APIView
 from classification import selectors as classification_selectors
 from dataset_management import selectors as dataset_selectors
 from projects import policy
-from screening import export, prisma_diagram, selectors, services, simulation_runs, visibility
+from screening import (
+    export,
+    prisma_diagram,
+    resolving,
+    selectors,
+    services,
+    simulation_runs,
+    visibility,
+)
 from screening.forms import SessionForm, SimulationForm
 
 
@@ -193,16 +201,20 @@ class ConflictsApi(generics.GenericAPIView):
         return self.get_paginated_response([_conflict_body(c) for c in conflicts])
 
     @extend_schema(summary="A maintainer's resolution of a conflict (record, label, value, "
-                           "note)", request=None, responses=None)
+                           "note; stage `full_text` with its required exclusion_reason)",
+                   request=None, responses=None)
     def post(self, request: Request, pk: int) -> Response:
         session = _session(request, pk)
         try:
             record = selectors.record_get(user=request.user, session=session,
                                           pk=int(request.data.get("record", 0)))
-            services.conflict_resolve(user=request.user, record=record,
-                                      label=str(request.data.get("label", "")),
-                                      value=str(request.data.get("value", "")),
-                                      note=str(request.data.get("note") or ""))
+            resolving.conflict_resolve_at(
+                user=request.user, record=record,
+                stage=str(request.data.get("stage") or "title_abstract"),
+                label=str(request.data.get("label", "")),
+                value=str(request.data.get("value", "")),
+                reason=str(request.data.get("exclusion_reason") or ""),
+                note=str(request.data.get("note") or ""))
         except (ValueError, TypeError) as exc:
             raise ValidationError({"detail": str(exc)}) from None
         record.refresh_from_db()

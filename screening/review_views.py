@@ -13,7 +13,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from projects import policy
 from projects.context import page_project_show
-from screening import prisma, prisma_diagram, selectors, services, visibility
+from screening import prisma, prisma_diagram, resolving, selectors, services, visibility
+from screening.models import Stage
 
 
 @login_required
@@ -26,10 +27,12 @@ def conflicts_page(request: HttpRequest, pk: int) -> HttpResponse:
         try:
             record = selectors.record_get(user=request.user, session=session,
                                           pk=int(request.POST.get("record", 0)))
-            services.conflict_resolve(user=request.user, record=record,
-                                      label=request.POST.get("label", ""),
-                                      value=request.POST.get("value", ""),
-                                      note=request.POST.get("note", "")[:2000])
+            resolving.conflict_resolve_at(user=request.user, record=record,
+                                stage=request.POST.get("stage", Stage.TITLE_ABSTRACT),
+                                label=request.POST.get("label", ""),
+                                value=request.POST.get("value", ""),
+                                reason=request.POST.get("reason", ""),
+                                note=request.POST.get("note", "")[:2000])
         except ValueError as exc:  # ScreeningError is a ValueError; a bad record id too
             messages.error(request, str(exc))
         return redirect(f"{request.path}?skip={_skip(request.POST)}")

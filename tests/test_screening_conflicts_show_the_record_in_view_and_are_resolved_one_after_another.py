@@ -11,7 +11,8 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from screening import services
+from screening import fulltext, services
+from screening.models import ScreeningSession
 from tests.screening_review_support import (
     CITED_ROWS,
     both_decide,
@@ -107,3 +108,54 @@ def test_a_reviewer_cannot_resolve_from_the_conflicts_page(team) -> None:  # noq
     rita.post(url, data={"record": record.pk, "label": "oncological", "value": "yes"})
     record.refresh_from_db()
     assert record.final == {}
+
+
+def _fulltext_conflict(team: Any) -> tuple[Any, Any]:  # noqa: F811
+    """Both include at title/abstract; at full text rita includes, remy excludes."""
+    session = dual_session_make(team, cited_dataset_make(team))
+    ScreeningSession.objects.filter(pk=session.pk).update(exclusion_reasons=["Wrong dose"])
+    record = both_decide(team, session, "yes", "yes")
+    record = session.records.select_related("session").get(pk=record.pk)
+    fulltext.fulltext_decision_record(user=team.reviewer, record=record,
+                                      values={"oncological": "yes"}, note="ft-rita")
+    fulltext.fulltext_decision_record(user=team.reviewer2, record=record,
+                                      values={"oncological": "no"},
+                                      reasons={"oncological": "Wrong dose"}, note="ft-remy")
+    return session, record
+
+
+def test_a_full_text_conflict_is_listed_with_its_stage_and_reasons(team) -> None:  # noqa: F811
+    session, record = _fulltext_conflict(team)
+    api = APIClient()
+    api.force_authenticate(team.maintainer)
+    [conflict] = api.get(reverse("api:screening_conflicts", args=[session.pk])).json()["results"]
+    assert (conflict["record"]["id"], conflict["stage"]) == (record.pk, "full_text")
+    assert {(d["reviewer"], d["exclusion_reason"]) for d in conflict["decisions"]} == {
+        ("rita", ""), ("remy", "Wrong dose")}
+    reviewer = APIClient()
+    reviewer.force_authenticate(team.reviewer)
+    assert reviewer.get(reverse("api:screening_conflicts",
+                                args=[session.pk])).status_code == 403
+
+
+def test_a_full_text_conflict_is_resolved_with_a_required_reason(team) -> None:  # noqa: F811
+    session, record = _fulltext_conflict(team)
+    boss = client_of(team.maintainer)
+    url = reverse("screening:conflicts", args=[session.pk])
+    page = boss.get(url).content.decode()
+    assert 'id="resolve-reason"' in page
+    assert "ft-remy" in page
+    boss.post(url, data={"record": record.pk, "label": "oncological", "value": "no",
+                         "stage": "full_text"})
+    record.refresh_from_db()
+    assert record.fulltext_final == {}  # refused: an exclusion at full text needs its reason
+    api = APIClient()
+    api.force_authenticate(team.maintainer)
+    answer = api.post(reverse("api:screening_conflicts", args=[session.pk]), {
+        "record": record.pk, "label": "oncological", "value": "no", "stage": "full_text",
+        "exclusion_reason": "Wrong dose"}, format="json")
+    assert answer.status_code == 200, answer.content
+    record.refresh_from_db()
+    assert record.fulltext_final == {"oncological": "no"}
+    assert record.fulltext_reasons == {"oncological": "Wrong dose"}
+    assert api.get(reverse("api:screening_conflicts", args=[session.pk])).json()["count"] == 0
