@@ -131,11 +131,15 @@ def summary_json(request: HttpRequest, pk: int) -> JsonResponse:
 
 
 def _former_reviewer(view: Any) -> Any:
-    """A reviewer removed mid-session no longer sees the session (404): tell them why instead."""
+    """A reviewer removed mid-session no longer sees the session (404): tell them why instead.
+    A refusal by role or by the session's screeners is answered in JSON too, so the screen
+    page can show the policy's sentence."""
     @wraps(view)
     def wrapped(request: HttpRequest, pk: int) -> HttpResponse:
         try:
             return view(request, pk)
+        except policy.RoleRequired as exc:
+            return JsonResponse({"detail": exc.message}, status=403)
         except Http404:
             kept = selectors.decisions_kept_count(user=request.user, session_id=pk)
             if not kept:

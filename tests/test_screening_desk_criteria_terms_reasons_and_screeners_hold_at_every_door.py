@@ -53,10 +53,13 @@ def test_the_desk_sets_what_the_screen_page_shows_and_who_screens(team) -> None:
     # Remy has the reviewer role but is not a screener: refused at every door, by the policy.
     assert not can(user=team.reviewer2, action=Action.SCREEN, obj=session)
     remy = _client(team.reviewer2)
-    for url in (f"/screening/{session.pk}/screen/", f"/screening/{session.pk}/next.json"):
+    refused = remy.get(f"/screening/{session.pk}/screen/")
+    assert refused.status_code == 403
+    assert "creator chose" in refused.content.decode()
+    for url in (f"/screening/{session.pk}/next.json", f"/screening/{session.pk}/recent.json"):
         refused = remy.get(url)
         assert refused.status_code == 403, url
-        assert "creator chose" in refused.content.decode(), url
+        assert "creator chose" in refused.json()["detail"], url  # JSON, for the page to show
     record = selectors.record_next(user=team.reviewer, session=session)
     with pytest.raises(NotAssigned):
         services.decision_record(user=team.reviewer2, record=record,
