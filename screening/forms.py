@@ -10,6 +10,8 @@ from typing import Any
 from django import forms
 from django.db.models import QuerySet
 
+from screening.models import StoppingRule
+
 # Every numeric screening setting and its range, read by the page's forms, the API (which binds
 # those forms: out of range is a 400 naming the field) and the simulate_screening command. An
 # upper bound for each: an unbounded integer reached PostgreSQL as ranker_every=10**12 and
@@ -90,6 +92,8 @@ class SessionForm(forms.Form):
     ranker_every = setting_field("ranker_every", initial=10)
     recall_target = setting_field("recall_target", initial=0.95)
     confidence = setting_field("confidence", initial=0.95)
+    stopping_rule = forms.ChoiceField(choices=StoppingRule.choices, required=False,
+                                      initial=StoppingRule.CALLAGHAN_SPENT)
 
     def __init__(self, *args: Any, datasets: QuerySet, batches: QuerySet, models: QuerySet,
                  **kwargs: Any) -> None:

@@ -12,7 +12,7 @@ from django.utils import timezone
 from classification.batches import selectors as batch_selectors
 from classification.models import BatchJob
 from projects import policy
-from screening import agreement, highlight, stopping
+from screening import agreement, highlight, stopping, stopping_panel
 from screening.models import (
     Decision,
     Record,
@@ -177,7 +177,8 @@ def stopping_table(*, session: ScreeningSession) -> list[dict[str, Any]]:
             1 for final, order, phase in rows if label not in final)
         states.append(stopping.stop_state(
             label=label, pool=pool, sampled=sampled, k=k, r_al=r_al,
-            recall_target=session.recall_target, confidence=session.confidence).as_dict())
+            recall_target=session.recall_target, confidence=session.confidence,
+            spent=session.stopping_rule == "callaghan_spent").as_dict())
     return states
 
 
@@ -208,7 +209,8 @@ def session_summary(*, session: ScreeningSession) -> dict[str, Any]:
         "starting_scoring": session.starting_pending,
         "ranker_error": session.ranker_error,
         "agreement": agreement_table(session=session),
-        "stopping": stopping_table(session=session),
+        "stopping": (states := stopping_table(session=session)),
+        "stopping_panel": stopping_panel.stopping_panel(session=session, states=states),
         "conflicts": len(conflicts_list(session=session)),
         "stop_justification": session.stop_justification or None,
     }

@@ -17,7 +17,15 @@ from projects import policy
 from projects.services import activity_record
 from screening import ranking, selectors, sources
 from screening.errors import ScreeningError
-from screening.models import VALUES, Decision, Record, Resolution, ScreeningSession, Stage
+from screening.models import (
+    VALUES,
+    Decision,
+    Record,
+    Resolution,
+    ScreeningSession,
+    Stage,
+    StoppingRule,
+)
 
 INSERT_CHUNK = 1000
 
@@ -29,8 +37,11 @@ INSERT_CHUNK = 1000
 def session_create(*, user: Any, name: str, labels: list[str], dataset: Any = None,
                    batch: Any = None, starting_model: Any = None, order: str = "most_likely",
                    reviewers_per_record: int = 1, ranker_every: int = 10,
-                   recall_target: float = 0.95, confidence: float = 0.95) -> ScreeningSession:
+                   recall_target: float = 0.95, confidence: float = 0.95,
+                   stopping_rule: str = "") -> ScreeningSession:
     """A session over one collection's records (a dataset or a finished batch), in its project.
+
+    `stopping_rule`: one of models.StoppingRule (empty: the default the simulations chose).
 
     A label the starting model does not know is refused here (a model cannot rank a label it
     never learned; start without a model to screen it cold). A collection with no text is
@@ -47,6 +58,9 @@ def session_create(*, user: Any, name: str, labels: list[str], dataset: Any = No
                    recall_target=recall_target, confidence=confidence, every=ranker_every)
     if starting_model is not None:
         _check_starting_model(user=user, model=starting_model, labels=labels)
+    stopping_rule = stopping_rule or StoppingRule.CALLAGHAN_SPENT
+    if stopping_rule not in StoppingRule.values:
+        raise ScreeningError(f"Choose a stopping rule: {', '.join(StoppingRule.values)}.")
     found = (sources.collection_of_dataset(dataset=dataset) if dataset is not None
              else sources.collection_of_batch(batch=batch))
     with transaction.atomic():
@@ -56,7 +70,7 @@ def session_create(*, user: Any, name: str, labels: list[str], dataset: Any = No
             source_facts=found.facts, labels=labels, starting_model=starting_model,
             order=order, reviewers_per_record=reviewers_per_record, ranker_every=ranker_every,
             recall_target=recall_target, confidence=confidence, created_by=user,
-            starting_pending=starting_model is not None)
+            starting_pending=starting_model is not None, stopping_rule=stopping_rule)
         _records_create(session, found.rows)
         activity_record(project=session.project_id, actor=user, verb="screening_create",
                         subject=session, summary=f"{user.get_username()} started screening "
@@ -246,9 +260,10 @@ def sampling_start(*, user: Any, session: ScreeningSession) -> ScreeningSession:
     """Switch from the ranked phase to drawing records uniformly at random.
 
     The records not yet done get a random permutation (sample_order): walking it is drawing
-    without replacement, and its done prefix is the sample the stopping test reads.
+    without replacement, and its done prefix is the sample the stopping test reads. It changes
+    the whole session's course (issue 35), so only maintainers and owners switch.
     """
-    policy.require(user=user, action=policy.Action.SCREEN, obj=session)
+    policy.require(user=user, action=policy.Action.MANAGE_SCREENING, obj=session)
     with transaction.atomic():
         locked = ScreeningSession.objects.select_for_update().get(pk=session.pk)
         if locked.phase != ScreeningSession.Phase.RANKED:

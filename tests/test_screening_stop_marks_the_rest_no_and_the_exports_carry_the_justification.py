@@ -29,7 +29,7 @@ def test_the_stop_is_refused_until_the_rule_is_met_then_recorded_in_every_export
                                       labels=["oncological"], recall_target=0.5,
                                       confidence=0.5)
     _screen(team, session, 6)
-    session = services.sampling_start(user=team.reviewer, session=session)
+    session = services.sampling_start(user=team.maintainer, session=session)
     assert session.sampling_pool == 6
     with pytest.raises(services.ScreeningError, match="not met yet"):
         services.session_stop(user=team.maintainer, session=session)

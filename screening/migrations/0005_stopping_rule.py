@@ -1,7 +1,13 @@
 from django.db import migrations, models
 
+CHOICES = [
+    ("callaghan_spent", "Random sample after the ranked phase, valid at every look (alpha spent)"),
+    ("callaghan", "Random sample after the ranked phase (Callaghan & Müller-Hansen 2020)"),
+]
+
 
 class Migration(migrations.Migration):
+    """Sessions that exist keep the plain test they started with; new ones get the default."""
 
     dependencies = [
         ("screening", "0004_review_desk"),
@@ -11,9 +17,11 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="screeningsession",
             name="stopping_rule",
-            field=models.CharField(
-                choices=[("callaghan", "Random sample after the ranked phase (Callaghan & "
-                                       "Müller-Hansen 2020)")],
-                default="callaghan", max_length=20),
+            field=models.CharField(choices=CHOICES, default="callaghan", max_length=20),
+        ),
+        migrations.AlterField(
+            model_name="screeningsession",
+            name="stopping_rule",
+            field=models.CharField(choices=CHOICES, default="callaghan_spent", max_length=20),
         ),
     ]

@@ -17,6 +17,17 @@
       .then(answer);
   }
 
+  // The server writes times in UTC (ISO 8601); a reviewer reads them in their own time zone.
+  function localTime(iso) {
+    var d = new Date(iso);
+    return isNaN(d.getTime()) ? iso : d.toLocaleString();
+  }
+  function localTimes(root) {
+    root.querySelectorAll("time[datetime]").forEach(function (t) {
+      t.textContent = localTime(t.getAttribute("datetime"));
+    });
+  }
+
   function sessionPanel(panel) {
     var url = panel.getAttribute("data-summary-url");
     var every = parseInt(panel.getAttribute("data-poll-ms"), 10) || 3000;
@@ -56,9 +67,21 @@
         }
         var ranking = document.getElementById("ranking");
         if (s.ranker_error) { ranking.textContent = s.ranker_error; ranking.className = "small error"; }
-        else if (s.ranking_refreshed_at) { ranking.textContent = "Ranking refreshed " + s.ranking_refreshed_at; }
+        else if (s.ranking_refreshed_at) { ranking.textContent = "Ranking refreshed " + localTime(s.ranking_refreshed_at); }
+        var p = s.stopping_panel;
+        if (p) {
+          document.getElementById("stopping-read").textContent = p.read;
+          document.getElementById("stopping-ranked-read").textContent = p.ranked_read;
+          document.getElementById("stopping-sampled-read").textContent = p.sampled_read;
+          var advice = document.getElementById("stopping-advice");
+          advice.textContent = "";
+          p.advice.forEach(function (line) {
+            var li = document.createElement("li"); li.textContent = line; advice.appendChild(li);
+          });
+        }
       }).catch(function () {});
     }
+    localTimes(panel);
     window.setInterval(poll, every);
   }
 

@@ -1,0 +1,56 @@
+"""The session page's stopping panel (reads only): the rule, its assumptions, what it has cost
+so far, and, in plain words, whether switching to random sampling pays off yet.
+
+Advice here is an estimate and never the stop: the stop is the rule's test (screening.stopping).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from screening import stopping_rules
+from screening.models import Record, ScreeningSession
+
+# The simulation's switch (simulate_screening --patience): a run of this many irrelevant
+# records in ranked order is when the reviewer it models switches.
+LAST = 50
+
+
+def _advice(label: str, found: int, seen: int, state: dict[str, Any]) -> str:
+    needed = state["more_needed"]
+    if seen < LAST:
+        return (f"{label}: {seen} record(s) read in ranked order so far; the ranked phase finds "
+                "relevant records fastest at first, so keep reading in ranked order.")
+    if found == 0:
+        return (f"{label}: the ranked phase found no relevant record in its last {LAST}, so "
+                f"switching to random sampling pays off now. The test will need about {needed} "
+                "random records, if none of them is relevant (each relevant one found adds "
+                "more).")
+    return (f"{label}: the ranked phase found {found} relevant record(s) in its last {LAST}: "
+            "keep reading in ranked order. Switching now, the test would need at least "
+            f"{needed} random records, and every relevant record left for the sample to find "
+            "would add more.")
+
+
+def stopping_panel(*, session: ScreeningSession, states: list[dict[str, Any]]
+                   ) -> dict[str, Any]:
+    """The rule and its cost so far, and per label the advice (`states`: the stopping table)."""
+    rule = stopping_rules.RULES.get(session.stopping_rule,
+                                    stopping_rules.RULES[stopping_rules.DEFAULT_RULE])
+    phases = list(Record.objects.filter(session=session, done=True).values_list(
+        "done_phase", flat=True))
+    ranked_read, sampled_read = phases.count("ranked"), phases.count("sample")
+    advice = []
+    if session.phase == ScreeningSession.Phase.RANKED:
+        recent = list(Record.objects.filter(session=session, done_phase="ranked").order_by(
+            "-done_at", "-pk").values_list("final", flat=True)[:LAST])
+        for state in states:
+            found = sum(1 for final in recent if final.get(state["label"]) == "yes")
+            advice.append(_advice(state["label"], found, len(recent), state))
+    elif session.phase == ScreeningSession.Phase.SAMPLING:
+        advice = [f"{s['label']}: {s['sampled']} random records read, {s['k']} relevant; "
+                  f"{s['more_needed']} more needed if none of them is relevant."
+                  for s in states]
+    return {"rule": rule.name, "title": rule.title, "citation": rule.citation,
+            "assumptions": list(rule.assumptions), "ranked_read": ranked_read,
+            "sampled_read": sampled_read, "read": ranked_read + sampled_read, "advice": advice}
