@@ -11,8 +11,8 @@ def abandoned_staged_uploads_remove() -> str:
 
 def stale_imports_fail() -> str:
     """Beat's maintenance step (core.registry) for imports whose worker died or whose message
-    the broker lost."""
-    from dataset_management.imports import import_jobs_fail_stale
+    the broker lost: queued again once with their kept upload, then failed."""
+    from dataset_management.import_maintenance import import_jobs_fail_stale
 
     return import_jobs_fail_stale()
 

@@ -26,7 +26,6 @@ import os
 import shutil
 import time
 import uuid
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
-from core import broker, filestore
+from core import filestore
 from core.diskspace import DiskFull, disk_full_refused, is_disk_full
 from core.processes import hostname
 from core.queueing import task_send_on_commit
@@ -58,14 +57,6 @@ logger = logging.getLogger(__name__)
 TASK = "dataset_management.tasks.import_run"
 PROGRESS_INTERVAL = 0.5  # seconds between two progress writes (and cancel checks)
 REPORT_EVERY = 500  # records between two looks at the clock: cheap next to parsing them
-# A running import writes its heartbeat every PROGRESS_INTERVAL while it reads and at each
-# later phase (splitting 2,000,000 rows takes well under a minute); five minutes of silence
-# means its worker is gone.
-STALE_SECONDS = 300
-LOST_MESSAGE_REASON = (
-    "The job queue lost this import's message (Redis restarted or was flushed), so no worker "
-    "would ever start it; nothing was saved. Upload the file again."
-)
 S = ImportJob.Status
 
 
@@ -367,68 +358,3 @@ def _input_discard(job: ImportJob) -> None:
 
 def media_relative(path: Path) -> str:
     return str(path.relative_to(Path(settings.MEDIA_ROOT)))
-
-
-# --- maintenance ---------------------------------------------------------------------------------
-
-
-def import_jobs_fail_stale(*, stale_seconds: float = STALE_SECONDS) -> str:
-    """Beat's maintenance step (core.registry): end the imports nobody will finish.
-
-    A running import whose heartbeat is older than `stale_seconds` lost its worker (killed or
-    restarted; the task is acknowledged on receipt, so nobody gets it again): failed with the
-    reason. A queued one whose message the broker no longer holds: failed likewise. Then the
-    working folders such imports left under MEDIA_ROOT/datasets are removed. Idempotent."""
-    cutoff = timezone.now() - timedelta(seconds=stale_seconds)
-    failed = 0
-    for job in ImportJob.objects.filter(status=S.RUNNING, heartbeat_at__lt=cutoff):
-        reason = (f"The worker importing this file stopped (killed or restarted) after "
-                  f"{job.rows_read:,} rows; nothing was saved. Upload the file again.")
-        if ImportJob.objects.transition(job.pk, source=S.RUNNING, target=S.FAILED,
-                                        reason=reason, finished_at=timezone.now(), message=""):
-            _input_discard(job)
-            failed += 1
-    failed += _fail_lost_messages(cutoff=cutoff)
-    removed = _remove_abandoned_workdirs(stale_seconds=stale_seconds)
-    done = [f"{failed} stale import(s) failed" if failed else "",
-            f"{removed} abandoned import folder(s) removed" if removed else ""]
-    return "; ".join(part for part in done if part)
-
-
-def _fail_lost_messages(*, cutoff: Any) -> int:
-    waiting = list(ImportJob.objects.filter(status=S.QUEUED, created_at__lt=cutoff))
-    held = broker.broker_task_ids(queue=settings.QUEUE_DEFAULT) if waiting else None
-    if held is None:  # not Redis, or unreadable: nothing may be judged lost
-        return 0
-    lost = [job for job in waiting if job.celery_task_id not in held]
-    if lost:
-        # A worker acks the message just before it claims the row: let such a claim land.
-        time.sleep(1.0)
-    failed = 0
-    for job in lost:
-        if ImportJob.objects.transition(
-                job.pk, source=S.QUEUED, target=S.FAILED, reason=LOST_MESSAGE_REASON,
-                finished_at=timezone.now(), message=""):
-            _input_discard(job)
-            failed += 1
-    return failed
-
-
-def _remove_abandoned_workdirs(*, stale_seconds: float) -> int:
-    """services' working folders (datasets/.incoming-*) in which nothing was written for
-    `stale_seconds`: their import's process died before it could remove them."""
-    root = Path(settings.MEDIA_ROOT) / "datasets"
-    if not root.is_dir():
-        return 0
-    cutoff = time.time() - stale_seconds
-    removed = 0
-    for folder in root.glob(".incoming-*"):
-        try:
-            newest = max([folder.stat().st_mtime,
-                          *(p.stat().st_mtime for p in folder.iterdir())])
-        except OSError:  # removed under us by its own import finishing
-            continue
-        if newest < cutoff:
-            shutil.rmtree(folder, ignore_errors=True)
-            removed += 1
-    return removed

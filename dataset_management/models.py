@@ -110,7 +110,10 @@ class ImportJob(models.Model):
 
     TRANSITIONS: dict[str, frozenset[str]] = {
         Status.QUEUED: frozenset({Status.RUNNING, Status.CANCELLED, Status.FAILED}),
-        Status.RUNNING: frozenset({Status.COMPLETED, Status.FAILED, Status.CANCELLED}),
+        # running -> queued: the maintenance sweep retries, once, an import whose worker died
+        # (dataset_management/import_maintenance.py).
+        Status.RUNNING: frozenset({Status.COMPLETED, Status.FAILED, Status.CANCELLED,
+                                   Status.QUEUED}),
         Status.COMPLETED: frozenset(),
         Status.FAILED: frozenset(),
         Status.CANCELLED: frozenset(),

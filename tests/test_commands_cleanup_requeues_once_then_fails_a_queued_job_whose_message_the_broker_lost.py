@@ -1,6 +1,8 @@
 """A queued job whose task message vanished from Redis (a restart without persistence, a flush)
-would wait forever. cleanup_stuck_training finds it by reading the real broker, marks it failed
-with a reason, leaves a job whose message is still there alone, and resume queues it again."""
+would wait forever. cleanup_stuck_training (and the maintenance step, which runs the same code)
+finds it by reading the real broker and sends its message again, once, recording why on the
+row; lost a second time it is failed with a reason, and resume queues it again. A job whose
+message is still there, or that is too young to judge, is left alone."""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ def cleanup(*args: str) -> str:
     return out.getvalue()
 
 
-def test_a_queued_job_whose_message_was_lost_is_failed_and_can_be_queued_again(
+def test_a_lost_message_is_sent_again_once_then_the_job_is_failed_and_can_be_resumed(
     clean_broker, slice_dataset, user, django_capture_on_commit_callbacks
 ):
     lost = queued_job(slice_dataset, user, "Lost", django_capture_on_commit_callbacks)
@@ -49,20 +51,32 @@ def test_a_queued_job_whose_message_was_lost_is_failed_and_can_be_queued_again(
     age(kept, 20)
 
     report = cleanup("--dry-run")
-    assert "would mark failed" in report
+    assert "would requeue" in report
     assert TrainingJob.objects.get(pk=lost.pk).status == "queued"
 
     report = cleanup()
     lost.refresh_from_db()
-    assert lost.status == "failed"
+    assert lost.status == "queued"  # sent again, with the same task id
+    assert broker_holds_task(task_id=lost.celery_task_id) is True
+    assert lost.reason.startswith("Requeued once: the broker lost its task message at ")
     assert "broker no longer holds its task message" in lost.reason
-    assert "Resume" in lost.reason
-    assert lost.ml_model.status == "failed"
+    assert "Requeued once" in lost.log_tail
     assert TrainingJob.objects.get(pk=kept.pk).status == "queued"  # its message is still there
     assert TrainingJob.objects.get(pk=fresh.pk).status == "queued"  # too young to judge
     assert "1 stuck job(s) handled" in report
+    assert "requeued (its message was lost)" in report
 
-    assert "No running or waiting training jobs" in cleanup()  # idempotent: nothing to do
+    # Lost a second time: failed, so a message lost over and over is not sent for ever.
+    redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(settings.QUEUE_TRAINING)
+    age(lost, 20)
+    age(kept, 1)
+    age(fresh, 1)
+    cleanup()
+    lost.refresh_from_db()
+    assert lost.status == "failed"
+    assert "again after it was requeued once" in lost.reason
+    assert "Resume" in lost.reason
+    assert lost.ml_model.status == "failed"
 
     with django_capture_on_commit_callbacks(execute=True):
         resumed = services.training_job_resume(job=lost)

@@ -1,7 +1,9 @@
 """An import that ends any other way than completed leaves nothing: a file the worker refuses
 (failed, with the reason every door gives), a cancel (a queued import at once, a running one at
-its next chunk of rows, on a real worker), a worker killed mid-import and a message the broker
-lost (both failed by the maintenance sweep, with the reason)."""
+its next chunk of rows, on a real worker). A worker killed mid-import and a message the broker
+lost are not the file's fault: the maintenance sweep queues the import again, once, from its
+kept upload (on a real worker it then completes, with no new upload); found so a second time,
+it is failed with the reason and leaves nothing."""
 
 from __future__ import annotations
 
@@ -11,16 +13,15 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import redis
+from django.conf import settings
 from django.core.files import File
 from django.urls import reverse
 from django.utils import timezone
 
-from dataset_management.imports import (
-    LOST_MESSAGE_REASON,
-    import_job_cancel,
-    import_job_create,
-    import_jobs_fail_stale,
-)
+from core.broker import broker_task_ids
+from dataset_management.import_maintenance import LOST_MESSAGE_REASON, import_jobs_fail_stale
+from dataset_management.imports import import_job_cancel, import_job_create
 from dataset_management.models import Dataset, ImportJob
 from projects.services import project_personal
 from tests.import_support import import_run_last, import_wait, start_default_worker
@@ -72,14 +73,29 @@ def test_a_queued_import_is_cancelled_at_once_and_its_file_removed(
     assert not ImportJob.objects.filter(status="queued").exists()
 
 
+def broker_forgets_default_queue() -> None:
+    """Redis restarted empty, for this run's default queue only."""
+    redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(settings.QUEUE_DEFAULT)
+
+
 @pytest.mark.django_db
-def test_a_queued_import_whose_message_the_broker_lost_is_failed_by_maintenance(
-    user, media_root, tmp_path: Path
+def test_a_queued_import_whose_message_the_broker_lost_is_queued_again_once_then_failed(
+    user, media_root, clean_broker, tmp_path: Path
 ) -> None:
     # In this test's transaction the message is never sent: the broker does not hold it.
     job = queue(user, write_csv(tmp_path / "small.csv", 20))
     assert import_jobs_fail_stale() == ""  # young: its message may still be on its way
     ImportJob.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(hours=1))
+    assert import_jobs_fail_stale() == "1 stale import(s) queued again"
+    job.refresh_from_db()
+    assert job.status == "queued"
+    assert job.options["retried"] == job.message == (
+        "Queued again once: the job queue lost its message (Redis restarted or was flushed); "
+        "its upload was kept.")
+    assert media_files() == {job.input_path}  # no new upload is needed
+    assert job.celery_task_id in broker_task_ids(queue=settings.QUEUE_DEFAULT)
+
+    broker_forgets_default_queue()  # lost a second time
     assert import_jobs_fail_stale() == "1 stale import(s) failed"
     job.refresh_from_db()
     assert (job.status, job.reason) == ("failed", LOST_MESSAGE_REASON)
@@ -106,7 +122,7 @@ def test_a_running_import_stops_at_its_next_chunk_when_cancelled_and_keeps_nothi
 
 
 @pytest.mark.worker
-def test_an_import_whose_worker_was_killed_is_failed_by_maintenance_and_its_files_removed(
+def test_an_import_whose_worker_was_killed_is_queued_again_and_completes_on_a_new_worker(
     start_worker, media_root, user, tmp_path: Path
 ) -> None:
     worker = start_default_worker(start_worker)
@@ -115,6 +131,31 @@ def test_an_import_whose_worker_was_killed_is_failed_by_maintenance_and_its_file
     worker.kill(signal.SIGKILL)
     assert import_jobs_fail_stale() == ""  # its heartbeat is fresh: it may be working
     assert any(p.startswith("datasets/.incoming-") for p in media_files())
+    time.sleep(1.5)
+    done = import_jobs_fail_stale(stale_seconds=1)
+    assert done == "1 stale import(s) queued again; 1 abandoned import folder(s) removed"
+    job.refresh_from_db()
+    assert job.status == "queued"
+    assert job.message.startswith("Queued again once: its worker stopped (killed or restarted) "
+                                  "after ")
+    start_default_worker(start_worker)  # the worker comes back: no manual step, no new upload
+    job = import_wait(job.pk, timeout=300)
+    assert job.status == "completed", job.reason
+    assert job.dataset.row_count == 400_000
+    assert job.options["retried"].startswith("Queued again once: its worker stopped")
+    assert job.input_path == ""
+    assert not any(p.startswith("imports/") for p in media_files())  # the upload went
+
+
+@pytest.mark.worker
+def test_an_import_whose_worker_dies_a_second_time_is_failed_and_its_files_removed(
+    start_worker, media_root, user, tmp_path: Path
+) -> None:
+    worker = start_default_worker(start_worker)
+    job = queue(user, write_csv(tmp_path / "large.csv", 400_000))
+    import_wait(job.pk, until=lambda j: j.rows_read > 0)
+    worker.kill(signal.SIGKILL)
+    ImportJob.objects.filter(pk=job.pk).update(options={**job.options, "retried": "once"})
     time.sleep(1.5)
     done = import_jobs_fail_stale(stale_seconds=1)
     assert done == "1 stale import(s) failed; 1 abandoned import folder(s) removed"

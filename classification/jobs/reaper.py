@@ -12,7 +12,7 @@ from django.utils import timezone
 from classification.jobs import cleanup, lifecycle
 from classification.jobs.resume_notes import training_job_resume_note
 from classification.models import TrainingJob
-from core import broker, processes
+from core import broker, processes, queueing
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +105,43 @@ def _lost_queued_jobs(*, stale_seconds: float) -> list[JobCheck]:
     return checks
 
 
+# The note a requeued job carries in its reason while it waits again; a job found lost with it
+# already is failed instead, so a message lost over and over is not sent for ever.
+REQUEUED_NOTE = "Requeued once: the broker lost its task message"
+
+
+def training_job_requeue_or_fail(*, job_id: int, problem: str) -> str:
+    """A queued job whose message the broker lost: sent again, once, with the same task id and
+    the reason recorded on the row; the second time it is failed as before. Returns the action.
+    With the broker still unreachable nothing changes: it is judged again next time."""
+    job = TrainingJob.objects.filter(pk=job_id, status=S.QUEUED).first()
+    if job is None:
+        return "already started or ended"
+    if job.reason.startswith(REQUEUED_NOTE):
+        marked = lifecycle.training_job_fail_to_start(
+            job_id=job_id, reason=f"Failed: {problem}, again after it was requeued once. "
+                                  "Resume to queue it again (found by cleanup_stuck_training)")
+        return "marked failed" if marked else "already started or ended"
+    now = timezone.now()
+    note = (f"{REQUEUED_NOTE} at {timezone.localtime(now):%Y-%m-%d %H:%M} ({problem}); it "
+            "waits for a worker again.")
+    # The note first, in one conditional write: a worker that claims the job meanwhile wins.
+    # The note stays in the job's log once a worker claims it (which clears the reason).
+    log_tail = f"{job.log_tail}\n{note}".strip()
+    if not TrainingJob.objects.filter(pk=job_id, status=S.QUEUED).update(
+            reason=note, log_tail=log_tail, updated_at=now):
+        return "already started or ended"
+    try:
+        queueing.task_send(name=lifecycle.TRAINING_TASK, args=(job.ml_model_id,),
+                           kwargs={"job_id": job.pk}, task_id=job.celery_task_id,
+                           queue=job.queue)
+    except queueing.QueueUnavailable:
+        TrainingJob.objects.filter(pk=job_id, status=S.QUEUED, reason=note).update(reason="")
+        return "left queued (the broker is unreachable)"
+    logger.warning("training job %s requeued: its broker message was lost", job_id)
+    return "requeued (its message was lost)"
+
+
 def training_jobs_cleanup(
     *, stale_seconds: float, force: bool = False, dry_run: bool = False
 ) -> list[JobCheck]:
@@ -119,15 +156,11 @@ def training_jobs_cleanup(
         if not check.problem:
             continue
         if dry_run:
-            check.action = "would mark failed" if check.queued else "would mark stalled"
+            check.action = "would requeue" if check.queued else "would mark stalled"
             continue
         if check.queued:
-            marked = lifecycle.training_job_fail_to_start(
-                job_id=check.job_id,
-                reason=f"Failed: {check.problem}. Resume to queue it again "
-                "(found by cleanup_stuck_training)",
-            )
-            check.action = "marked failed" if marked else "already started or ended"
+            check.action = training_job_requeue_or_fail(job_id=check.job_id,
+                                                        problem=check.problem)
             continue
         reason = f"Stalled: {check.problem} (found by cleanup_stuck_training)"
         marked = lifecycle.training_job_finish(
