@@ -25,6 +25,7 @@ from typing import IO, Any
 import rispy
 
 from .articles import ID_ORDER, Article
+from .source_fields import source_field_cell
 
 # A cell starting with one of these is a formula to Excel/LibreOffice/Sheets ("=HYPERLINK(...)"),
 # including after leading tab/CR, which some programs strip.
@@ -144,16 +145,19 @@ def dataset_item(row: dict[str, Any], *, source_format: str) -> dict[str, Any]:
     )
 
 
-def dataset_csv_header(*, identifier_kinds: list[str]) -> list[str]:
+def dataset_csv_header(*, identifier_kinds: list[str], fields: list[str] = ()) -> list[str]:
+    """The export's own columns, then every other field the import read (`fields`)."""
     return ["row_id", *identifier_kinds, "title", "abstract", "authors", "year", "journal",
-            "labels", "split"]
+            "labels", "split", *fields]
 
 
-def dataset_csv_row(item: dict[str, Any], *, identifier_kinds: list[str]) -> list[Any]:
+def dataset_csv_row(item: dict[str, Any], *, identifier_kinds: list[str],
+                    fields: list[str] = ()) -> list[Any]:
     ids = item["identifiers"]
     return [item["row_id"], *[ids.get(kind, "") for kind in identifier_kinds], item["title"],
             item["abstract"], "; ".join(item["authors"]), item["year"], item["journal"],
-            item["labels"], item["split"]]
+            item["labels"], item["split"],
+            *[source_field_cell(item.get("record"), name) for name in fields]]
 
 
 def identifier_kinds_kept(*, kinds: Iterable[str], source_format: str) -> list[str]:
@@ -174,6 +178,8 @@ _FLAT_FORMATS = {"csv", "tsv", "xlsx", "json", "jsonl", "pubmed_xml"}
 # Identifier columns a format's exports always have, even when no row holds one (a PubMed XML
 # export without a single DOI still has its doi column, so a merge by column does not break).
 KEPT_IDENTIFIERS = {"pubmed_xml": ("pmid", "doi")}
+# A dataset's CSV keeps every field its import read: a PubMed import's PMCID column even empty.
+_DATASET_KEPT_IDENTIFIERS = {"pubmed_xml": ("pmcid",)}
 # The identifier kinds as columns of a flat result; "id" is the contract's first-found id.
 _ID_COLUMNS = {"pmid": "pmid", "doi": "doi", "pmcid": "pmcid", "accession": "accession",
                "id": "record_id"}
@@ -378,16 +384,19 @@ def export_filename(*, stem: str, fmt: str) -> str:
 def dataset_export(*, dataset: Any, fmt: str, prefix: str) -> Export:
     """A dataset's rows with their labels (KW keywords behind `prefix` in RIS); the rows are
     read as the download is sent, a batch at a time."""
-    from .selectors import dataset_identifier_kinds, dataset_rows_iter
+    from .selectors import dataset_identifier_kinds, dataset_rows_iter, dataset_source_field_names
 
-    rows = dataset_rows_iter(dataset=dataset, with_record=fmt != "csv")
+    rows = dataset_rows_iter(dataset=dataset)
     items = (dataset_item(row, source_format=dataset.file_format) for row in rows)
     if fmt == "csv":
-        kinds = identifier_kinds_kept(kinds=dataset_identifier_kinds(dataset=dataset),
-                                      source_format=dataset.file_format)
+        found = dataset_identifier_kinds(dataset=dataset)
+        kinds = identifier_kinds_kept(
+            kinds=[*found, *_DATASET_KEPT_IDENTIFIERS.get(dataset.file_format, ())],
+            source_format=dataset.file_format)
+        fields = dataset_source_field_names(dataset=dataset)
         chunks = csv_chunks(itertools.chain(
-            [dataset_csv_header(identifier_kinds=kinds)],
-            (dataset_csv_row(item, identifier_kinds=kinds) for item in items)))
+            [dataset_csv_header(identifier_kinds=kinds, fields=fields)],
+            (dataset_csv_row(item, identifier_kinds=kinds, fields=fields) for item in items)))
     elif fmt == "ris":
         chunks = ris_chunks(items, prefix=prefix, labels_key="labels")
     else:

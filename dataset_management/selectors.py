@@ -65,8 +65,9 @@ def dataset_rows_file(*, dataset: Dataset) -> Path:
 
 
 def dataset_sample_rows(*, dataset: Dataset, n: int = 20) -> list[dict[str, Any]]:
-    """The first rows, identifiers and citation decoded; without the original records."""
-    rows = dataset_rows_iter(dataset=dataset, batch_size=max(1, n), with_record=False)
+    """The first rows, identifiers, citation and original records decoded (the page lists
+    every field the import read for each)."""
+    rows = dataset_rows_iter(dataset=dataset, batch_size=max(1, n), with_record=True)
     return list(itertools.islice(rows, max(0, n)))
 
 
@@ -88,6 +89,23 @@ def dataset_rows_iter(
             for name in wanted:
                 row[name] = row_json_load(name, row.get(name))
             yield row
+
+
+def dataset_source_field_names(*, dataset: Dataset) -> list[str]:
+    """The fields of the rows' original records that a CSV export adds as columns
+    (source_fields.source_field_names), read from the record column alone."""
+    from .source_fields import source_field_names
+
+    source = pq.ParquetFile(dataset_rows_file(dataset=dataset), pre_buffer=False)
+    if "record" not in source.schema_arrow.names:
+        return []
+
+    def records() -> Iterator[Any]:
+        for batch in source.iter_batches(batch_size=5000, columns=["record"]):
+            for value in batch.column(0).to_pylist():
+                yield row_json_load("record", value)
+
+    return source_field_names(records())
 
 
 def dataset_identifier_kinds(*, dataset: Dataset) -> list[str]:

@@ -55,8 +55,11 @@ def test_the_csv_and_the_json_lines_carry_identifiers_labels_and_split(alice_cli
                                                                        ris_dataset):
     rows = list(csv.DictReader(io.StringIO(download(alice_client, ris_dataset, "csv")
                                            .removeprefix("\ufeff"))))
-    assert list(rows[0]) == ["row_id", "pmid", "id", "doi", "accession", "title", "abstract",
-                             "authors", "year", "journal", "labels", "split"]
+    assert list(rows[0])[:12] == ["row_id", "pmid", "id", "doi", "accession", "title",
+                                  "abstract", "authors", "year", "journal", "labels", "split"]
+    # Then every tag of the RIS records, by rispy's names (issue 38: no field left behind).
+    assert {"type_of_reference", "keywords", "notes", "accession_number",
+            "unknown_tag"} <= set(list(rows[0])[12:])
     by_title = {row["title"]: row for row in rows}
     first = by_title["Beta-blockers after myocardial infarction in heart failure"]
     assert (first["id"], first["doi"], first["labels"]) == (
