@@ -109,7 +109,9 @@ class CollectionUploadSerializer(serializers.Serializer):
     files = serializers.ListField(
         child=serializers.FileField(), min_length=1,
         help_text="Two or more exports (any mix of the import's formats), merged into one "
-        "dataset with their duplicates found (PMID, DOI, then title, year and first author).")
+        "dataset with their duplicates found (PMID, DOI, the same title and abstract, the same "
+        "long abstract, then title, year and first author; a missing year or DOI never blocks "
+        "a match, a conflicting one does).")
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="",
                                  help_text="Required for a new collection.")
     description = serializers.CharField(required=False, allow_blank=True, default="")

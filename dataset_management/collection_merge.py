@@ -44,7 +44,7 @@ MATCHED_BY_KEY = "matched_by"
 # The import reads the merged file with these columns, whatever the sources called theirs.
 MERGED_MAPPING = {"title_column": "title", "abstract_column": "abstract"}
 MERGED_LABELS = "labels"
-DUPLICATE_REASON = "duplicate records merged (same PMID, DOI, or title and year)"
+DUPLICATE_REASON = "duplicate records merged (same PMID or DOI, or the same text: see dedup.RULES)"
 NO_LABEL = "no label"
 _NORMALISE = {"pmid": pmid_normalise, "doi": doi_normalise}
 FileHook = Callable[[int, Any], None]  # (the file's index in sources, its ArticleStream)
