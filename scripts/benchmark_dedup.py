@@ -11,7 +11,7 @@ kind, `--planted` copies of distinct articles are planted:
 - pmid:  the PMID only ("PMID: n" in the CSV), the title in capitals, some without a year;
 - title: no identifier, the title's punctuation, case, spacing and accents changed, the same
          year, the first author written another way (or missing);
-- near:  no identifier, the same title, another year: to be listed, never merged;
+- near:  no identifier, the same title, a year two or three apart: to be listed, never merged;
 
 plus `--planted / 2` hard negatives: a different article under an existing title and year, with
 its own PMID (two PubMed records): never to be merged. Half of all copies end their abstract
@@ -158,7 +158,9 @@ def planted(base: list[Rec], k: int, rng: random.Random, *, overlap: bool = Fals
         authors = [short_author(rec.authors[0])] if rng.random() < 0.5 else []
         out.append(copy(rec, "title", rng, title=punctuate(rec.title, rng), authors=authors))
     for rec in take(k):
-        out.append(copy(rec, "near", rng, year=str(int(rec.year) + rng.choice([-2, -1, 1, 3]))))
+        # Years more than one apart: one apart is one article (ahead of print, then in
+        # print; dedup.YEARS_APART), so its copy would rightly merge.
+        out.append(copy(rec, "near", rng, year=str(int(rec.year) + rng.choice([-3, -2, 2, 3]))))
     for j, rec in enumerate(take(k // 2, lambda rec: bool(rec.pmid))):
         out.append(Rec(truth=len(base) + j, kind="negative", title=rec.title,
                        abstract=f"A different report under the same title, number {j}.",
