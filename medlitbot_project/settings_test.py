@@ -8,27 +8,57 @@ import os
 import tempfile
 from pathlib import Path
 
-_scratch = Path(os.environ.get("MEDLITBOT_TEST_DIR") or tempfile.mkdtemp(prefix="medlitbot-test-"))
+# Under pytest-xdist every worker is a test run of its own: its own scratch folder (so its own
+# SQLite file, media, artifacts and logs), its own Redis DB numbers, queues and cache prefix.
+# The controller imported these settings first and filled the environment with its own choices,
+# which the workers inherit; a worker's first import forgets those (and only those) and chooses
+# again. Subprocesses a worker starts (Celery, gunicorn) inherit the worker's choices unchanged.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _WORKER and os.environ.get("MEDLITBOT_TEST_WORKER") != _WORKER:
+    for _key in os.environ.pop("MEDLITBOT_TEST_DEFAULTED", "").split(","):
+        os.environ.pop(_key, None)
+    os.environ.pop("MEDLITBOT_TEST_DIR", None)
+    os.environ["MEDLITBOT_TEST_WORKER"] = _WORKER
+_INDEX = int(_WORKER[2:]) if _WORKER[2:].isdigit() else -1
+# Broker and cache DB per worker; start_m1.sh's tests use DB 12, a developer's app DB 0 and 1.
+# Past the eighth worker the DBs repeat, still apart by queue names and key prefix.
+_BROKER_DB = (13, 14, 15, 10, 9, 8, 7, 6)[_INDEX % 8] if _INDEX >= 0 else 13
+_CACHE_DB = (11, 5, 4, 3, 2, 2, 2, 2)[_INDEX % 8] if _INDEX >= 0 else 11
+
+_scratch = Path(os.environ.get("MEDLITBOT_TEST_DIR")
+                or tempfile.mkdtemp(prefix=f"medlitbot-test-{_WORKER or 'run'}-"))
 os.environ["MEDLITBOT_TEST_DIR"] = str(_scratch)  # worker subprocesses share the same folders
+_defaulted: list[str] = []
+
+
+def _default(key: str, value: str) -> None:
+    """os.environ.setdefault that remembers what it filled, so xdist workers can choose again."""
+    if key not in os.environ:
+        os.environ[key] = value
+        _defaulted.append(key)
+
+
 # SQLite unless the run names its database (scripts/test.sh's PostgreSQL run): a developer's .env,
 # whose DATABASE_URL may point at the team's PostgreSQL, never decides where the tests write.
-os.environ.setdefault("DATABASE_URL", "")
-os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/13")
+_default("DATABASE_URL", "")
+_default("REDIS_URL", f"redis://127.0.0.1:6379/{_BROKER_DB}")
 # The throttles' cache on a Redis DB of its own, under this run's prefix (start_m1.sh's tests use
 # DB 12 as their broker): the same counts in this process, its gunicorn and its workers.
-os.environ.setdefault("CACHE_URL", "redis://127.0.0.1:6379/11")
-os.environ.setdefault("CACHE_KEY_PREFIX", _scratch.name)
+_default("CACHE_URL", f"redis://127.0.0.1:6379/{_CACHE_DB}")
+_default("CACHE_KEY_PREFIX", _scratch.name)
 # Queues of this run's own: two suites on one machine never consume each other's messages.
-os.environ.setdefault("CELERY_QUEUE_PREFIX", f"{_scratch.name}-")
+_default("CELERY_QUEUE_PREFIX", f"{_scratch.name}-")
 # Production mode (DEBUG=False) needs a real key; the tests' key is random per run.
-os.environ.setdefault("SECRET_KEY", "test-" + os.urandom(24).hex())
-os.environ.setdefault("MEDIA_ROOT", str(_scratch / "media"))
-os.environ.setdefault("MODEL_ARTIFACT_ROOT", str(_scratch / "artifacts"))
-os.environ.setdefault("MEDLITBOT_MODEL_DIR", str(_scratch / "models"))
-os.environ.setdefault("LOG_DIR", str(_scratch / "logs"))
-os.environ.setdefault("STATIC_ROOT", str(_scratch / "static"))
+_default("SECRET_KEY", "test-" + os.urandom(24).hex())
+_default("MEDIA_ROOT", str(_scratch / "media"))
+_default("MODEL_ARTIFACT_ROOT", str(_scratch / "artifacts"))
+_default("MEDLITBOT_MODEL_DIR", str(_scratch / "models"))
+_default("LOG_DIR", str(_scratch / "logs"))
+_default("STATIC_ROOT", str(_scratch / "static"))
 (_scratch / "static").mkdir(exist_ok=True)  # WhiteNoise warns about a missing STATIC_ROOT
-os.environ.setdefault("ALLOW_MODEL_DOWNLOAD", "False")
+_default("ALLOW_MODEL_DOWNLOAD", "False")
+if _defaulted and not _WORKER:
+    os.environ["MEDLITBOT_TEST_DEFAULTED"] = ",".join(_defaulted)
 
 from medlitbot_project.settings import *  # noqa: E402, F403
 from medlitbot_project.settings import env  # noqa: E402
