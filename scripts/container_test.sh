@@ -53,7 +53,10 @@ if [ "$ENGINE" = podman ] && [ -z "${CONTAINERS_CONF:-}" ]; then
     printf '[containers]\ndefault_ulimits = []\n' > "$TMP/containers.conf"
     export CONTAINERS_CONF="$TMP/containers.conf"
 fi
-E() { "$ENGINE" "$@"; }
+# podman without systemd (as in this project's sandbox) says on every start and removal of a
+# container with a HEALTHCHECK that it cannot schedule it; the script runs each healthcheck
+# itself at the end, so those lines are dropped.
+E() { "$ENGINE" "$@" 2> >(grep -v 'unable to get systemd connection' >&2); }
 
 # --- clean up on exit: everything this run started, nothing else -------------------------------
 CONTAINERS=()
@@ -158,8 +161,20 @@ fi
 
 # --- build -----------------------------------------------------------------------------------------
 step "build $IMAGE"
+# The context is the files git sees (tracked, and untracked but not ignored), each with one fixed
+# modification time: podman 4.3's layer cache counts a file's time, so a fresh clone or a touched
+# requirements.txt would otherwise install every requirement again.
+CONTEXT=.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    CONTEXT="$TMP/context"
+    mkdir -p "$CONTEXT"
+    git ls-files -z --cached --others --exclude-standard \
+        | xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh \
+        | tar --null -T - -cf - | tar -C "$CONTEXT" -xf -
+    find "$CONTEXT" -exec touch -h -d @946684800 {} +
+fi
 nice -n "${BUILD_NICE:-10}" "$ENGINE" build "${FORMAT[@]}" --network=host "${MOUNTS[@]}" \
-    "${BUILD_ARGS[@]}" -f Containerfile -t "$IMAGE" . > "$TMP/build.log" 2>&1 \
+    "${BUILD_ARGS[@]}" -f "$CONTEXT/Containerfile" -t "$IMAGE" "$CONTEXT" > "$TMP/build.log" 2>&1 \
     || { tail -40 "$TMP/build.log"; fail "building $IMAGE"; }
 IMAGE_MB="$(E image inspect --format '{{.Size}}' "$IMAGE" | python3 -c 'import sys; print(round(int(sys.stdin.read()) / 1e6))')"
 say "image $IMAGE: $IMAGE_MB MB"
@@ -215,7 +230,8 @@ E run -d --name "$RUN_ID-postgres" --network=host --user postgres -e "PGPASSWORD
     "$SERVICES_IMAGE" bash -c '
         set -e
         printf "%s" "$PGPASSWORD" > /tmp/pw
-        initdb -D /tmp/pgdata -U medlitbot --pwfile=/tmp/pw --auth=scram-sha-256 >/dev/null
+        initdb -D /tmp/pgdata -U medlitbot --pwfile=/tmp/pw --auth=scram-sha-256 \
+            -E UTF8 --locale=C.UTF-8 >/dev/null
         rm /tmp/pw
         exec postgres -D /tmp/pgdata -c listen_addresses=127.0.0.1 -p '"$PG_PORT"' \
             -c unix_socket_directories=/tmp -c fsync=off' >/dev/null
