@@ -56,7 +56,7 @@ fi
 # podman without systemd (as in this project's sandbox) says on every start and removal of a
 # container with a HEALTHCHECK that it cannot schedule it; the script runs each healthcheck
 # itself at the end, so those lines are dropped.
-E() { "$ENGINE" "$@" 2> >(grep -v 'unable to get systemd connection' >&2); }
+E() { "$ENGINE" "$@" 2> >(grep -v 'unable to get systemd connection' >&2 || true); }
 
 # --- clean up on exit: everything this run started, nothing else -------------------------------
 CONTAINERS=()
