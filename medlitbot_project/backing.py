@@ -89,9 +89,12 @@ def cache_settings(*, url: str, key_prefix: str) -> dict[str, Any]:
         cache: dict[str, Any] = {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": url,
-            # A Redis that is down costs a login two seconds (the throttles then let it through
-            # and log it), never a hang.
-            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+            # A Redis that is down costs a login two seconds (password logins are then refused
+            # with a 503, core/loginthrottle.py), never a hang.
+            # JSON, never pickle: whoever can write to the Redis must not run code in the web
+            # (core/cachejson.py).
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2,
+                        "serializer": "core.cachejson.JsonSerializer"},
         }
     elif url.startswith("file://"):
         cache = {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
