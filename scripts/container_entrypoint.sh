@@ -23,7 +23,7 @@ set -euo pipefail
 
 ROLE="${1:-web}"
 if [ "$#" -gt 0 ]; then shift; fi
-cd /app
+cd "$(dirname "$0")/.."  # /app in the image
 
 say() { printf '[medlitbot %s] %s\n' "$ROLE" "$*" >&2; }
 
@@ -51,7 +51,7 @@ for dir in "$MEDIA_ROOT" "$MODEL_ARTIFACT_ROOT" "$FILE_CACHE_DIR" "$MEDLITBOT_MO
 done
 
 if [ -z "${SECRET_KEY:-}" ]; then
-    KEY_FILE=/data/secret_key
+    KEY_FILE="${SECRET_KEY_FILE:-/data/secret_key}"
     if [ ! -s "$KEY_FILE" ]; then
         (umask 077 && python -c 'import secrets; print(secrets.token_urlsafe(50))' > "$KEY_FILE")
         say "no SECRET_KEY set: made one in $KEY_FILE (set SECRET_KEY when several containers share the app)"
