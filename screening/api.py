@@ -158,7 +158,9 @@ class NextRecordApi(APIView):
 
 
 class DecideApi(APIView):
-    @extend_schema(summary="Decide yes/no/unsure per label for a record", request=None,
+    @extend_schema(summary="Decide yes/no/unsure per label for a record (`values`, optional "
+                           "`reasons` per label for a no, `note`); `final` and `done` are "
+                           "null while the session is blind to you", request=None,
                    responses=None)
     def post(self, request: Request, pk: int) -> Response:
         session = _session(request, pk, policy.Action.SCREEN)
@@ -167,11 +169,15 @@ class DecideApi(APIView):
                                           pk=int(request.data.get("record", 0)))
             services.decision_record(user=request.user, record=record,
                                      values=dict(request.data.get("values") or {}),
+                                     reasons=dict(request.data.get("reasons") or {}),
                                      note=str(request.data.get("note") or ""))
         except (ValueError, TypeError) as exc:
             raise ValidationError({"detail": str(exc)}) from None
         record.refresh_from_db()
-        return Response({"record": record.pk, "final": record.final, "done": record.done})
+        # While blind the answer must not say whether the other reviewer agreed: no final.
+        shown = visibility.session_sight(user=request.user, session=session).finals_shown
+        return Response({"record": record.pk, "final": record.final if shown else None,
+                         "done": record.done if shown else None})
 
 
 def _conflict_body(conflict: dict[str, Any]) -> dict[str, Any]:

@@ -167,3 +167,19 @@ def test_a_single_reviewer_session_is_not_blind(team) -> None:  # noqa: F811
     services.decision_record(user=team.reviewer, record=record,
                              values={"oncological": "yes"}, note="solo-note")
     assert "solo-note" in export_text(team.viewer, session, "csv")
+
+
+def test_the_decide_api_does_not_tell_a_blind_reviewer_whether_the_other_agreed(
+        team) -> None:  # noqa: F811
+    session = dual_session_make(team, cited_dataset_make(team))
+    record = both_decide(team, session, "yes", "yes")  # agreed: final yes, done
+    api = APIClient()
+    api.force_authenticate(team.reviewer)
+    answer = api.post(reverse("api:screening_decide", args=[session.pk]), {
+        "record": record.pk, "values": {"oncological": "yes"}}, format="json")
+    assert answer.status_code == 200, answer.content
+    assert answer.json() == {"record": record.pk, "final": None, "done": None}
+    services.session_blinding_end(user=team.owner, session=session)
+    answer = api.post(reverse("api:screening_decide", args=[session.pk]), {
+        "record": record.pk, "values": {"oncological": "yes"}}, format="json")
+    assert answer.json()["final"] == {"oncological": "yes"}
