@@ -18,7 +18,8 @@ from screening import desk, selectors, services
 from screening.models import Decision, FullTextReport, Record, Stage
 from tests.screening_support import team  # noqa: F401
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.pg(
+    "row locks and JSON finals at full text: two stages of decisions on one record")]
 
 REASONS = ["Wrong population", "Wrong outcome"]
 
