@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 
 from projects import policy
 from projects.context import page_project_show
-from screening import fulltext, fulltext_selectors, selectors, visibility
+from screening import fulltext, fulltext_selectors, highlight, selectors, visibility
 from screening.errors import ScreeningError
 
 
@@ -77,6 +77,11 @@ def fulltext_record(request: HttpRequest, pk: int, record_id: int) -> HttpRespon
     report = fulltext_selectors.fulltext_report(record=record)
     return render(request, "screening/fulltext_record.html", {
         "session": session, "record": record, "state": state, "report": report,
+        # The session's terms marked in the report as on the screen page (segments, escaped
+        # one by one by the template).
+        "text_marks": highlight.highlight_segments(
+            text=report.text, include=session.include_terms or [],
+            exclude=session.exclude_terms or []),
         "finals": (None if state["final"] is None else [
             (label, value, state["reasons"].get(label, ""))
             for label, value in state["final"].items()]),

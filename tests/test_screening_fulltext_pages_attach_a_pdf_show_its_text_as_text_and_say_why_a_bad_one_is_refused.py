@@ -23,7 +23,7 @@ def test_pages_attach_show_and_refuse(team, media_root: Path) -> None:  # noqa: 
     session = services.session_create(user=team.maintainer, dataset=team.dataset, name="FT",
                                       labels=["oncological"])
     desk.session_desk_update(user=team.maintainer, session=session, criteria="",
-                             include_terms="", exclude_terms="",
+                             include_terms="tumour", exclude_terms="script",
                              exclusion_reasons="Wrong population", screeners=[])
     record = selectors.record_next(user=team.reviewer, session=session)
     services.decision_record(user=team.reviewer, record=record, values={"oncological": "yes"})
@@ -38,7 +38,10 @@ def test_pages_attach_show_and_refuse(team, media_root: Path) -> None:  # noqa: 
             "r.pdf", data, "application/pdf")}, follow=True).content.decode()
 
     shown = attach(pdf_bytes(["<script>alert(1)</script> Tumour response in 40 adults"]))
-    assert "&lt;script&gt;alert(1)&lt;/script&gt; Tumour response in 40 adults" in shown
+    # The text as characters, the session's terms marked in it as on the screen page.
+    assert ('&lt;<mark class="term exclude">script</mark>&gt;alert(1)&lt;/'
+            '<mark class="term exclude">script</mark>&gt; '
+            '<mark class="term include">Tumour</mark> response in 40 adults') in shown
     assert "<script>alert(1)" not in shown
     assert "Retrieved: 1 page," in shown
     refused = attach(broken_pdf())
