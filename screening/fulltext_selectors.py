@@ -62,10 +62,11 @@ def fulltext_record_get(*, user: Any, session: ScreeningSession, pk: Any,
 
 
 def fulltext_report(*, record: Record) -> FullTextReport:
-    """The record's report row (sought until a PDF or "not retrieved" is recorded). Made on
-    first sight, as the record reached full text when its title/abstract became final."""
-    report, _ = FullTextReport.objects.get_or_create(record=record)
-    return report
+    """The record's report: its row once a PDF or "not retrieved" was recorded, else an unsaved
+    one that is "sought" (a read writes nothing; PRISMA counts a record without a row as
+    sought)."""
+    return (FullTextReport.objects.filter(record=record).select_related("uploaded_by").first()
+            or FullTextReport(record=record))
 
 
 def fulltext_state(*, user: Any, record: Record, labels: list[str]) -> dict[str, Any]:
