@@ -33,7 +33,8 @@ __all__ = ["export_csv", "export_jsonl", "export_ris", "prisma_counts", "record_
 
 
 def _records(session: ScreeningSession) -> Iterator[Record]:
-    return (session.records.order_by("position")
+    # The ranker's scores and a labelled dataset's truth are never exported: not read.
+    return (session.records.order_by("position").defer("scores", "truth")
             .prefetch_related("decisions__reviewer", "resolutions__resolver").iterator(2000))
 
 
@@ -73,12 +74,12 @@ def _stop_note(session: ScreeningSession, label: str) -> str:
 
 
 def _label_entry(session: ScreeningSession, record: Record, label: str, stage: str,
-                 sight: Sight) -> dict[str, Any] | None:
+                 sight: Sight, rows: tuple[list[Any], list[Any]]) -> dict[str, Any] | None:
     """One label at one stage as this person may see it; None when they see nothing of it at
-    full text (a record that never reached it, or only another reviewer's decision)."""
-    said = [d for d in record.decisions.all() if d.label == label and d.stage == stage]
-    resolution = next((r for r in record.resolutions.all()
-                       if r.label == label and r.stage == stage), None)
+    full text (a record that never reached it, or only another reviewer's decision). `rows`:
+    the record's decisions and resolutions, read once (a queryset per call cost seconds)."""
+    said = [d for d in rows[0] if d.label == label and d.stage == stage]
+    resolution = next((r for r in rows[1] if r.label == label and r.stage == stage), None)
     finals = record.final if stage == Stage.TITLE_ABSTRACT else record.fulltext_final
     shown = [d for d in said if sight.decision_shown(d)]
     final = finals.get(label, "") if sight.finals_shown else ""
@@ -108,10 +109,11 @@ def record_lines(session: ScreeningSession, *, sight: Sight) -> Iterator[dict[st
     abstract (`labels`) and at full text (`fulltext`, only labels that reached it), as `sight`
     lets this person see them."""
     for record in _records(session):
-        labels = {label: _label_entry(session, record, label, Stage.TITLE_ABSTRACT, sight)
+        rows = (list(record.decisions.all()), list(record.resolutions.all()))
+        labels = {label: _label_entry(session, record, label, Stage.TITLE_ABSTRACT, sight, rows)
                   for label in session.labels}
         fulltext = {label: entry for label in session.labels if (entry := _label_entry(
-            session, record, label, Stage.FULL_TEXT, sight)) is not None}
+            session, record, label, Stage.FULL_TEXT, sight, rows)) is not None}
         identity = record_identity(record=record)
         yield {"record": identity.pop("row"), **identity, "abstract": record.abstract,
                "labels": labels, "fulltext": fulltext}

@@ -81,7 +81,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
                       if visibility.conflicts_visible(user=request.user, session=session)
                       else None),
         "blind": visibility.session_is_blind(session=session),
-        "prisma": export.prisma_counts(session), "section": "screening",
+        "section": "screening",
         "can": _can(request, session)})
 
 

@@ -69,12 +69,12 @@ def test_conflicts_by_key_then_the_prisma_diagram(
     assert finals == {first.pk: {"oncological": "no"}, second.pk: {"oncological": "yes"}}
 
     mona.goto(f"{url}/screening/{session.pk}/")
-    expect(mona.locator("#prisma-table")).to_be_visible()
     mona.click("#prisma-link")
     diagram = mona.locator("#prisma-diagram svg")
     expect(diagram).to_be_visible()
     expect(diagram).to_contain_text("Records screened (n = 2)")  # the two resolved
     assert diagram.bounding_box()["height"] > 400
+    expect(mona.locator("#prisma-table")).to_be_visible()
     mona.screenshot(path=str(screenshot_dir / "screening-prisma.png"), full_page=True)
     for link, suffix in (("#prisma-svg", ".svg"), ("#prisma-png", ".png")):
         with mona.expect_download() as download:

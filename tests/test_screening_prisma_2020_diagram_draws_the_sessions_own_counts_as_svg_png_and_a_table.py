@@ -106,10 +106,13 @@ def test_the_page_draws_the_diagram_and_offers_svg_and_png(reviewed, team) -> No
                    ).content[:4] == b"\x89PNG"
 
 
-def test_the_session_page_shows_the_counts_as_a_table(reviewed, team) -> None:  # noqa: F811
-    html = client_of(team.viewer).get(reverse("screening:detail",
-                                              args=[reviewed.pk])).content.decode()
+def test_the_counts_read_as_a_table_linked_from_the_session_page(reviewed,
+                                                                   team) -> None:  # noqa: F811
+    client = client_of(team.viewer)
+    detail = client.get(reverse("screening:detail", args=[reviewed.pk])).content.decode()
+    assert f'id="prisma-link" href="{reverse("screening:prisma", args=[reviewed.pk])}"' in detail
+    html = client.get(reverse("screening:prisma", args=[reviewed.pk])).content.decode()
     assert 'id="prisma-table"' in html
     for key, value in EXPECTED.items():
         assert f'data-key="{key}">{value}<' in html.replace("<strong>", ""), key
-    assert reverse("screening:prisma", args=[reviewed.pk]) in html
+    assert "Wrong population" in html
