@@ -50,26 +50,9 @@ PY="$VENV/bin/python"
 . "$ROOT/scripts/start_env.sh"
 
 # --- Broker ----------------------------------------------------------------------------------
-REDIS_URL="${REDIS_URL:-$(grep -E '^REDIS_URL=' .env | cut -d= -f2- || true)}"
-REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
-redis_up() { "$PY" -c "import redis,sys; redis.Redis.from_url('$REDIS_URL', socket_connect_timeout=1).ping()" 2>/dev/null; }
-if [ -z "${CELERY_BROKER_URL:-}" ] && ! redis_up; then
-    if command -v redis-server >/dev/null 2>&1; then
-        say "no Redis at $REDIS_URL: starting redis-server"
-        REDIS_PORT="$(echo "$REDIS_URL" | sed -E 's#.*:([0-9]+)(/.*)?$#\1#')"
-        redis-server --port "${REDIS_PORT:-6379}" --bind 127.0.0.1 --daemonize yes --save "" \
-            --appendonly no --logfile "$ROOT/logs/redis.log" --dir "$ROOT/logs"
-        for _ in $(seq 1 50); do redis_up && break; sleep 0.1; done
-    fi
-    if ! redis_up; then
-        warn "no Redis reachable and redis-server is not installed."
-        warn "falling back to kombu's filesystem broker (logs/broker): fine for one machine,"
-        warn "not for production. Install Redis for a real broker."
-        export CELERY_BROKER_URL="filesystem://"
-        mkdir -p logs/broker/processed
-    fi
-fi
-export REDIS_URL
+# Redis at REDIS_URL, else our own redis-server with a generated password, else kombu's
+# filesystem broker (scripts/start_redis.sh; its test sources it too).
+. "$ROOT/scripts/start_redis.sh"
 PREFIX="${CELERY_QUEUE_PREFIX:-$(grep -E '^CELERY_QUEUE_PREFIX=' .env | cut -d= -f2- || true)}"
 
 # --- Database and demo -----------------------------------------------------------------------
