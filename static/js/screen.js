@@ -220,7 +220,8 @@
         save.state = "saved"; save.message = "";
         if (res.body.progress) drawProgress(res.body.progress);
         queue.shift(); sending = false;
-        if (!queue.some(function (s) { return s.state === "refused"; })) showError("");
+        // A refusal stays said while it is in the log: the reviewer may press z to answer again.
+        if (!log.some(function (s) { return s.state === "refused"; })) showError("");
       } else if (RETRYABLE[res.status]) {
         save.attempts += 1; save.state = "unsaved";
         var wait = backoff(save.attempts);
