@@ -220,6 +220,9 @@
         save.state = "saved"; save.message = "";
         if (res.body.progress) drawProgress(res.body.progress);
         queue.shift(); sending = false;
+        log.forEach(function (s) {  // an earlier refusal of this record is answered now
+          if (s.state === "refused" && s.record.id === save.record.id) s.state = "superseded";
+        });
         // A refusal stays said while it is in the log: the reviewer may press z to answer again.
         if (!log.some(function (s) { return s.state === "refused"; })) showError("");
       } else if (RETRYABLE[res.status]) {
@@ -252,8 +255,8 @@
       var text = "Record " + save.record.position + " · " + labels.map(function (l) { return l + ": " + save.values[l]; }).join(", ");
       li.appendChild(document.createTextNode(text + " "));
       var badge = document.createElement("span");
-      badge.className = "badge " + { saved: "ok", saving: "running", unsaved: "stalled", refused: "failed" }[save.state];
-      badge.textContent = save.state === "refused" ? "not saved" : save.state;
+      badge.className = "badge " + { saved: "ok", saving: "running", unsaved: "stalled", refused: "failed", superseded: "local" }[save.state];
+      badge.textContent = { refused: "not saved", superseded: "answered again" }[save.state] || save.state;
       li.appendChild(badge);
       if (save.message) li.appendChild(document.createTextNode(" " + save.message));
       list.appendChild(li);
