@@ -1,7 +1,8 @@
 """With the broker unreachable, starting or resuming a training answers at once that the job
 queue is unreachable and nothing was started: 503 from the API and the web form (served by the
-real gunicorn), a one-line error from the commands. The job does not stay queued for a message
-that was never sent: it ends failed with that reason, and so does its model."""
+real gunicorn), a one-line error from the commands. A new job leaves no row behind (no model, no
+job, no activity line: "nothing was started" holds); a resumed one does not stay queued for a
+message that was never sent: it ends failed with that reason, and so does its model."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from django.test import Client
 from api.tokens import token_create
 from classification.models import MLModel, TrainingJob
 from core.queueing import UNREACHABLE_REASON
+from projects.models import Activity
 from tests.plugins.server import free_port
 from tests.plugins.worker import ROOT, worker_env
 
@@ -60,7 +62,14 @@ def assert_failed_unreachable(job: TrainingJob) -> None:
     assert job.ml_model.status == MLModel.Status.FAILED
 
 
-def test_the_api_answers_503_and_the_job_ends_failed(server, owner, dataset) -> None:
+def assert_nothing_left() -> None:
+    assert not MLModel.objects.exists()
+    assert not TrainingJob.objects.exists()
+    assert not Activity.objects.filter(verb="training_started").exists()
+
+
+def test_the_api_answers_503_and_leaves_no_row_and_a_resume_ends_failed(
+        server, owner, dataset, rows) -> None:
     token = token_create(user=owner, name="broker test")[1]
     status, body, seconds = post(
         server, "/api/jobs/",
@@ -70,11 +79,11 @@ def test_the_api_answers_503_and_the_job_ends_failed(server, owner, dataset) -> 
     assert status == 503, body
     assert json.loads(body)["detail"] == UNREACHABLE_REASON
     assert seconds < 3
-    assert_failed_unreachable(TrainingJob.objects.get())
-    assert not TrainingJob.objects.filter(status=TrainingJob.Status.QUEUED).exists()
+    assert_nothing_left()
 
-    # Resuming it while the broker is still down says the same and leaves it failed again.
-    job = TrainingJob.objects.get()
+    # Resuming a failed job while the broker is still down says the same and leaves it failed.
+    model = rows.model(owner, dataset, project_id=dataset.project_id, status="failed")
+    job = rows.job(model, status=TrainingJob.Status.FAILED, reason="earlier failure")
     status, body, seconds = post(server, f"/api/jobs/{job.pk}/resume/", b"",
                                  {"Authorization": f"Token {token}"})
     assert status == 503, body
@@ -98,7 +107,7 @@ def test_the_web_form_answers_503_with_the_reason(server, owner, dataset) -> Non
     assert status == 503, body[:500]
     assert UNREACHABLE_REASON in body.decode()
     assert seconds < 3
-    assert_failed_unreachable(TrainingJob.objects.get())
+    assert_nothing_left()
 
 
 def manage(*args: str) -> subprocess.CompletedProcess[str]:
@@ -108,13 +117,15 @@ def manage(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_commands_fail_with_one_clear_line(owner, dataset) -> None:
+def test_the_commands_fail_with_one_clear_line(owner, dataset, rows) -> None:
     result = manage("train_model", "--dataset", str(dataset.pk), "--type", "tfidf_logreg")
     assert result.returncode == 1
     assert f"CommandError: {UNREACHABLE_REASON}" in result.stderr
     assert "Traceback" not in result.stderr
-    job = TrainingJob.objects.get()
-    assert_failed_unreachable(job)
+    assert_nothing_left()
+
+    model = rows.model(owner, dataset, project_id=dataset.project_id, status="failed")
+    job = rows.job(model, status=TrainingJob.Status.FAILED, reason="earlier failure")
 
     result = manage("resume_training", str(job.pk))
     assert result.returncode == 1

@@ -24,6 +24,7 @@ from classification.model_paths import model_path_problem
 from classification.models import MLModel, TrainingJob
 from core import processes, queueing
 from projects import policy
+from projects.models import Activity
 from projects.services import activity_record
 
 logger = logging.getLogger(__name__)
@@ -96,16 +97,22 @@ def _total_epochs(config: dict[str, Any]) -> int:
     return int(ml_models.TrainConfig.from_dict(config).epochs)
 
 
-def _enqueue(*, ml_model_id: int, job_id: int, task_id: str, queue: str) -> None:
+def _enqueue(*, ml_model_id: int, job_id: int, task_id: str, queue: str,
+             created: bool = False) -> None:
     """Send the training message to `queue` (routing.training_queue_choose) once the job row
     commits.
 
-    If the broker cannot take it, the job ends failed with the reason (no queued row is left for
-    a message that never existed) and QueueUnavailable reaches the caller: a 503 in the web and
-    the API, a CommandError in the management commands.
+    If the broker cannot take it, QueueUnavailable reaches the caller (a 503 in the web and the
+    API, a CommandError in the commands), whose words are "nothing was started": a job just
+    `created` goes with its model and its activity line, leaving no row; a resumed one ends
+    failed again with the reason (no queued row is left for a message that never existed).
     """
 
     def fail_unsent(reason: str) -> None:
+        if created:
+            Activity.objects.filter(subject_type="mlmodel", subject_id=str(ml_model_id)).delete()
+            MLModel.objects.filter(pk=ml_model_id).delete()  # its job with it (cascade)
+            return
         training_job_fail_to_start(job_id=job_id, reason=reason)
 
     queueing.task_send_on_commit(
@@ -118,9 +125,9 @@ def _enqueue(*, ml_model_id: int, job_id: int, task_id: str, queue: str) -> None
     )
 
 
-def _enqueue_on_commit(job: TrainingJob) -> None:
+def _enqueue_on_commit(job: TrainingJob, *, created: bool = False) -> None:
     _enqueue(ml_model_id=job.ml_model_id, job_id=job.pk, task_id=job.celery_task_id,
-             queue=job.queue)
+             queue=job.queue, created=created)
 
 
 def training_job_create(
@@ -169,7 +176,7 @@ def training_job_create(
             log_tail=route.note,
         )
         _training_record(job=job, actor=owner, verb=verb, summary=summary)
-        _enqueue_on_commit(job)
+        _enqueue_on_commit(job, created=True)
     return job
 
 
