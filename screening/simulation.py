@@ -34,11 +34,12 @@ from screening import ranker as rankers
 from screening import stopping, stopping_rules
 
 QBCB_TARGET_FRACTION = 0.2  # of the collection; at 10% relevant, about 59 target positives
-EXPLORE = {"svm": 0.0, "logreg": 0.0, "svm-explore": 0.05}
+EXPLORE = {"svm-explore": 0.05}
 
 
 def _features_kind(ranker: str) -> str:
-    return "logreg" if ranker == "logreg" else "svm"
+    """The ranker whose features and model `ranker` uses (svm-explore: svm's, picked apart)."""
+    return "svm" if ranker == "svm-explore" else ranker
 
 
 def _next_ranked(scores: np.ndarray, unread: np.ndarray, count: int) -> list[int]:
