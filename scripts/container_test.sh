@@ -176,7 +176,13 @@ fi
 nice -n "${BUILD_NICE:-10}" "$ENGINE" build "${FORMAT[@]}" --network=host "${MOUNTS[@]}" \
     "${BUILD_ARGS[@]}" -f "$CONTEXT/Containerfile" -t "$IMAGE" "$CONTEXT" > "$TMP/build.log" 2>&1 \
     || { tail -40 "$TMP/build.log"; fail "building $IMAGE"; }
-IMAGE_MB="$(E image inspect --format '{{.Size}}' "$IMAGE" | python3 -c 'import sys; print(round(int(sys.stdin.read()) / 1e6))')"
+IMAGE_BYTES=""
+for _ in 1 2 3 4 5; do  # the store can be busy for a moment right after a build
+    IMAGE_BYTES="$(E image inspect --format '{{.Size}}' "$IMAGE" 2>&1)" && break
+    sleep 2
+done
+[[ "$IMAGE_BYTES" =~ ^[0-9]+$ ]] || fail "cannot read the size of $IMAGE: $IMAGE_BYTES"
+IMAGE_MB="$((IMAGE_BYTES / 1000000))"
 say "image $IMAGE: $IMAGE_MB MB"
 step "build $SERVICES_IMAGE (Redis, PostgreSQL)"
 nice -n "${BUILD_NICE:-10}" "$ENGINE" build "${FORMAT[@]}" --network=host \
