@@ -75,8 +75,10 @@ def credentials_revoke(*, user: Any, by: Any, why: str, keep_session_key: str = 
         summary = (f"{why}: {by.get_username() if by is not None else 'the system'} revoked "
                    f"{tokens} API token{'s' * (tokens != 1)} of {user.get_username()} and ended "
                    f"{len(rows)} session{'s' * (len(rows) != 1)}")
-        activity_record(project=project_personal(user=user), actor=by, verb="tokens_revoked",
-                        summary=summary, tokens=tokens, sessions=len(rows))
+        if tokens or rows:  # a first password (a new account) revokes nothing: no log line
+            activity_record(project=project_personal(user=user), actor=by,
+                            verb="tokens_revoked", summary=summary, tokens=tokens,
+                            sessions=len(rows))
     logger.info("%s", summary)
     return summary
 

@@ -127,3 +127,12 @@ def test_an_owner_revokes_a_members_tokens_and_a_viewer_may_not(user, other_user
     outsider = projects.project_create(user=other_user, name="Bob's own")
     assert alice.post(reverse("project_member_tokens_revoke",
                               args=[outsider.pk, other_user.pk])).status_code == 404
+
+
+def test_a_first_password_on_a_new_account_writes_no_log_line(db) -> None:
+    from django.contrib.auth import get_user_model
+
+    carol = get_user_model().objects.create(username="carol", email="carol@example.org")
+    carol.set_password("Carol-first-password-1")
+    carol.save(update_fields=["password"])  # what setup_demo does for its new user
+    assert not Activity.objects.filter(verb="tokens_revoked").exists()
