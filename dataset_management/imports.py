@@ -90,7 +90,7 @@ def import_job_create(
     """Store the upload and queue its import into `project`; DatasetFileError (nothing kept)
     for a file refused at once: too large, a duplicate in the project, bad ratios, or first
     rows that cannot be read with these columns. core.diskspace.DiskFull when the disk fills,
-    core.queueing.QueueUnavailable when the broker is down (the row is then failed)."""
+    core.queueing.QueueUnavailable when the broker is down (no row or upload is then kept)."""
     policy.require(user=owner, action=policy.Action.UPLOAD, project=project)
     try:
         ratios = split_ratios_validate(tuple(split_ratios))
@@ -123,7 +123,7 @@ def import_job_queue(*, owner: Any, project: Project, name: str, description: st
                      filename: str, input_path: str, options: dict[str, Any], total_bytes: int,
                      job_key: str) -> ImportJob:
     """The row for stored input (under imports_root()/<owner>/<job_key>/) and its message,
-    sent once the row commits; a broker that refuses it fails the row and drops the input."""
+    sent once the row commits; a broker that refuses it removes the row and the input."""
     with transaction.atomic():
         job = ImportJob.objects.create(
             project=project, owner=owner, name=name[:200], description=description,
@@ -132,9 +132,9 @@ def import_job_queue(*, owner: Any, project: Project, name: str, description: st
         )
 
         def unreachable(reason: str) -> None:
-            if ImportJob.objects.transition(job.pk, source=S.QUEUED, target=S.FAILED,
-                                            reason=reason, finished_at=timezone.now()):
-                _input_discard(job)
+            # The 503 says nothing was started: no row is left either, and no stored upload.
+            _input_discard(job)
+            ImportJob.objects.filter(pk=job.pk, status=S.QUEUED).delete()
 
         task_send_on_commit(name=TASK, args=(job.pk,), task_id=job_key,
                             queue=settings.QUEUE_DEFAULT, on_unreachable=unreachable)
