@@ -34,7 +34,7 @@ def refused_lines(project) -> list[str]:
 
 
 def test_another_signed_in_user_cannot_accept_an_owner_invitation_meant_for_someone_else(
-        bob_client, other_user, user, project) -> None:
+        bob_client, alice_client, other_user, user, project) -> None:
     _, key = services.invitation_create(user=user, project=project, role="owner",
                                         email="someoneelse@x.test")
     url = reverse("projects:invitation", args=[key])
@@ -50,6 +50,9 @@ def test_another_signed_in_user_cannot_accept_an_owner_invitation_meant_for_some
         "bob tried to accept an invitation as owner made for someoneelse@x.test; refused"]
     with pytest.raises(services.InvitationNotYours):
         services.invitation_accept(user=other_user, key=key)
+    owners_page = alice_client.get(reverse("projects:detail", args=[project.pk]))
+    assert "bob tried to accept an invitation as owner made for someoneelse@x.test" in \
+        owners_page.content.decode()
 
 
 def test_the_invitee_accepts_it_whatever_the_case_of_the_address(bob_client, other_user, user,
