@@ -63,8 +63,9 @@ def test_the_session_page_shows_each_conflicts_record(team) -> None:  # noqa: F8
 
 def test_a_maintainer_resolves_conflicts_one_after_another(team) -> None:  # noqa: F811
     session = dual_session_make(team, cited_dataset_make(team))
-    first = both_decide(team, session, "yes", "no")
-    second = both_decide(team, session, "no", "yes")
+    # The conflicts come in the records' order, not the order they arose in.
+    first, second = sorted([both_decide(team, session, "yes", "no"),
+                            both_decide(team, session, "no", "yes")], key=lambda r: r.position)
     boss = client_of(team.maintainer)
     url = reverse("screening:conflicts", args=[session.pk])
     page = boss.get(url).content.decode()
@@ -88,8 +89,8 @@ def test_a_maintainer_resolves_conflicts_one_after_another(team) -> None:  # noq
 
 def test_skip_moves_to_the_next_conflict_without_resolving(team) -> None:  # noqa: F811
     session = dual_session_make(team, cited_dataset_make(team))
-    both_decide(team, session, "yes", "no")
-    second = both_decide(team, session, "no", "yes")
+    _, second = sorted([both_decide(team, session, "yes", "no"),
+                        both_decide(team, session, "no", "yes")], key=lambda r: r.position)
     page = client_of(team.maintainer).get(
         reverse("screening:conflicts", args=[session.pk]) + "?skip=1").content.decode()
     assert "Conflict 2 of 2" in page

@@ -40,8 +40,9 @@ def test_conflicts_by_key_then_the_prisma_diagram(
     team = team_make(user)
     # ranker_every above the collection's size: no refresh is sent (no worker runs here).
     session = dual_session_make(team, cited_dataset_make(team), ranker_every=100)
-    first = both_decide(team, session, "yes", "no")
-    second = both_decide(team, session, "no", "yes")
+    # The conflicts page goes in the records' order.
+    first, second = sorted([both_decide(team, session, "yes", "no"),
+                            both_decide(team, session, "no", "yes")], key=lambda r: r.position)
     url, errors = app_server.url, []
 
     rita = _page(chromium_browser, url, "rita", PASSWORD, errors)
