@@ -66,7 +66,9 @@ remove_all() {
         E rm -f -t 20 "${CONTAINERS[@]}" >/dev/null 2>&1 || E rm -f "${CONTAINERS[@]}" >/dev/null 2>&1 || true
     fi
     if [ "${#VOLUMES[@]}" -gt 0 ]; then E volume rm -f "${VOLUMES[@]}" >/dev/null 2>&1 || true; fi
-    say "stopped and removed ${#CONTAINERS[@]} containers and ${#VOLUMES[@]} volumes"
+    if [ "${#CONTAINERS[@]}" -gt 0 ] || [ "${#VOLUMES[@]}" -gt 0 ]; then
+        say "stopped and removed ${#CONTAINERS[@]} containers and ${#VOLUMES[@]} volumes"
+    fi
     CONTAINERS=()
     VOLUMES=()
 }
