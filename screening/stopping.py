@@ -138,4 +138,6 @@ def stop_state(*, label: str, pool: int, sampled: int, k: int, r_al: int,
                                           alpha=alpha),
         more_needed=more_needed(pool=pool, sampled=sampled, k=k, r_al=r_al,
                                 recall_target=recall_target, alpha=alpha),
+        # the export's justification names the level the stop was tested at
+        test=TEST_NAME + (f", alpha spent: {alpha:.5f} at k={k}" if spent else ""),
     )
