@@ -135,11 +135,32 @@ def conflicts_list(*, session: ScreeningSession) -> list[dict[str, Any]]:
     return out
 
 
+def fulltext_conflicts(*, session: ScreeningSession) -> list[dict[str, Any]]:
+    """Labels on which a report's reviewers disagree at full text, unresolved, in the records'
+    order (after the title/abstract ones: a record reaches full text only once those are
+    settled)."""
+    if session.reviewers_per_record < 2:
+        return []
+    resolved = set(Resolution.objects.filter(record__session=session, stage=Stage.FULL_TEXT)
+                   .values_list("record_id", "label"))
+    said: dict[tuple[int, str], list[Decision]] = defaultdict(list)
+    for decision in (Decision.objects.filter(record__session=session, stage=Stage.FULL_TEXT)
+                     .select_related("reviewer", "record")
+                     .order_by("record__position", "label", "reviewer_id")):
+        said[(decision.record_id, decision.label)].append(decision)
+    return [{"record": found[0].record, "label": label, "decisions": found,
+             "stage": Stage.FULL_TEXT}
+            for (record_id, label), found in said.items()
+            if (record_id, label) not in resolved and len(found) >= 2
+            and len({d.value for d in found}) > 1]
+
+
 def agreement_table(*, session: ScreeningSession) -> list[dict[str, Any]]:
     """Per label: percent agreement and Cohen's kappa with its 95% CI, over doubly read records."""
     said: dict[tuple[int, str], list[tuple[int, str]]] = defaultdict(list)
     for record_id, label, reviewer, value in (
-            Decision.objects.filter(record__session=session)
+            # Title/abstract only: a full-text pair is a second, different judgement.
+            Decision.objects.filter(record__session=session, stage=Stage.TITLE_ABSTRACT)
             .values_list("record_id", "label", "reviewer_id", "value")):
         said[(record_id, label)].append((reviewer, value))
     table = []
@@ -211,7 +232,8 @@ def session_summary(*, session: ScreeningSession) -> dict[str, Any]:
         "agreement": agreement_table(session=session),
         "stopping": (states := stopping_table(session=session)),
         "stopping_panel": stopping_panel.stopping_panel(session=session, states=states),
-        "conflicts": len(conflicts_list(session=session)),
+        "conflicts": (len(conflicts_list(session=session))
+                      + len(fulltext_conflicts(session=session))),
         "stop_justification": session.stop_justification or None,
     }
 

@@ -8,13 +8,12 @@ reads apply it, so every page, export and API answer filters decisions the same 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 from projects import policy
 from screening import selectors
-from screening.models import Decision, Record, Resolution, ScreeningSession, Stage
+from screening.models import Decision, Record, ScreeningSession, Stage
 
 
 @dataclass(frozen=True)
@@ -67,30 +66,10 @@ def conflicts_for(*, user: Any, session: ScreeningSession) -> list[dict[str, Any
         policy.require(user=user, action=policy.Action.RESOLVE_CONFLICTS, obj=session)
     conflicts = [{**c, "stage": Stage.TITLE_ABSTRACT}
                  for c in selectors.conflicts_list(session=session)]
-    conflicts += fulltext_conflicts(session=session)
+    conflicts += selectors.fulltext_conflicts(session=session)
     for conflict in conflicts:
         conflict["identity"] = record_identity(record=conflict["record"])
     return conflicts
-
-
-def fulltext_conflicts(*, session: ScreeningSession) -> list[dict[str, Any]]:
-    """Labels on which a report's reviewers disagree at full text, unresolved, in the records'
-    order (after the title/abstract ones: a record reaches full text only once those are
-    settled)."""
-    if session.reviewers_per_record < 2:
-        return []
-    resolved = set(Resolution.objects.filter(record__session=session, stage=Stage.FULL_TEXT)
-                   .values_list("record_id", "label"))
-    said: dict[tuple[int, str], list[Decision]] = defaultdict(list)
-    for decision in (Decision.objects.filter(record__session=session, stage=Stage.FULL_TEXT)
-                     .select_related("reviewer", "record")
-                     .order_by("record__position", "label", "reviewer_id")):
-        said[(decision.record_id, decision.label)].append(decision)
-    return [{"record": found[0].record, "label": label, "decisions": found,
-             "stage": Stage.FULL_TEXT}
-            for (record_id, label), found in said.items()
-            if (record_id, label) not in resolved and len(found) >= 2
-            and len({d.value for d in found}) > 1]
 
 
 # --- what a record says about itself ---------------------------------------------------------

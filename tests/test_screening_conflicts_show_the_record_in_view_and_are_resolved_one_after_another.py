@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from screening import fulltext, services
+from screening import fulltext, selectors, services
 from screening.models import ScreeningSession
 from tests.screening_review_support import (
     CITED_ROWS,
@@ -160,3 +160,12 @@ def test_a_full_text_conflict_is_resolved_with_a_required_reason(team) -> None: 
     assert record.fulltext_final == {"oncological": "no"}
     assert record.fulltext_reasons == {"oncological": "Wrong dose"}
     assert api.get(reverse("api:screening_conflicts", args=[session.pk])).json()["count"] == 0
+
+
+def test_the_session_summary_counts_full_text_conflicts_and_kappa_reads_title_abstract_only(
+        team) -> None:  # noqa: F811
+    session, _record = _fulltext_conflict(team)
+    summary = selectors.session_summary(session=session)
+    assert summary["conflicts"] == 1  # the page re-reads its list when this number changes
+    [row] = summary["agreement"]
+    assert (row["n"], row["percent_agreement"]) == (1, 100.0)  # both said yes at title/abstract
