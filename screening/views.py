@@ -118,7 +118,7 @@ def session_desk(request: HttpRequest, pk: int) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             messages.success(request, "Criteria, terms, reasons and screeners saved.")
-            return redirect("screening:screen", pk=session.pk)
+            return redirect("screening:detail", pk=session.pk)
     return render(request, "screening/desk.html", {"session": session, "form": form,
                                                    "section": "screening"})
 

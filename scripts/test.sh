@@ -49,13 +49,13 @@ DJANGO_SETTINGS_MODULE=medlitbot_project.settings_test "$PY" manage.py check
 DJANGO_SETTINGS_MODULE=medlitbot_project.settings_test "$PY" manage.py makemigrations --check --dry-run
 
 phase "SQLite, $WORKERS in parallel"
-DATABASE_URL= "$PY" -m pytest -q -n "$WORKERS" -m "not serial" --durations=30
+DATABASE_URL= "$PY" -m pytest -q -n "$WORKERS" --dist worksteal -m "not serial" --durations=30
 
 phase "SQLite, the serial group"
 DATABASE_URL= "$PY" -m pytest -q -m serial --durations=10
 
 phase "PostgreSQL set, in parallel"
-DATABASE_URL="$PG_URL" "$PY" -m pytest -q -n "$WORKERS" -m "pg and not serial and not browser" \
+DATABASE_URL="$PG_URL" "$PY" -m pytest -q -n "$WORKERS" --dist worksteal -m "pg and not serial and not browser" \
     --durations=10
 
 phase "PostgreSQL set, serial"

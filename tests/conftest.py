@@ -1,3 +1,5 @@
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -34,3 +36,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.serial)
         if any(not mark.args for mark in item.iter_markers("pg")):
             raise pytest.UsageError(f"{item.nodeid}: pg() needs its reason, e.g. pg('row locks')")
+    _deal_modules_to_workers(items)
+
+
+def _deal_modules_to_workers(items: list[pytest.Item]) -> None:
+    """Order the collection so each xdist worker's first share starts with heavy modules.
+
+    xdist's worksteal scheduler gives each worker a contiguous share and lets an idle worker
+    steal from the end of another's. Modules are sorted by their recorded time
+    (tests/durations.json, seconds per module from a full run; a new module counts as the
+    median) and dealt round-robin into one share per worker, heaviest first: every share
+    begins with long tests and ends with short ones, which are the ones stolen. A module's
+    tests stay together and in order, so module fixtures are built once.
+    """
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+    if workers < 2:
+        return
+    recorded = json.loads((TESTS / "durations.json").read_text())
+    median = sorted(recorded.values())[len(recorded) // 2] if recorded else 1.0
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.path.stem, []).append(item)
+    heaviest = sorted(modules, key=lambda m: (-recorded.get(m, median), m))
+    shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    loads = [0.0] * workers
+    for module in heaviest:
+        lightest = loads.index(min(loads))
+        shares[lightest].extend(modules[module])
+        loads[lightest] += recorded.get(module, median)
+    items[:] = [item for share in shares for item in share]

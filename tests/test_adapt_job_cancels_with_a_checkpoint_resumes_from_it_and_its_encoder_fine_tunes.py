@@ -29,7 +29,7 @@ def test_an_adapt_job_cancels_resumes_and_its_encoder_is_fine_tuned(
         job.refresh_from_db()
         return job.phase == "training" and job.current_step >= 3
 
-    wait_for(stepping, 90, "adaptation steps", poll=0.05)
+    wait_for(stepping, 240, "adaptation steps", poll=0.05)
     services.training_job_cancel(job=job, actor=user)
     job = wait_for_job(job, DONE, 30)
     assert job.status == "cancelled", (job.reason, job.log_tail)

@@ -52,7 +52,7 @@ def test_a_batch_of_2000_abstracts_finishes_while_the_training_worker_is_busy(
         owner=user, dataset=slice_dataset, model_type="custom", name="Slow tiny BERT",
         config=tiny_bert_config(tiny_bert_dir, epochs=6), staff=True,
     )
-    wait_for_step(job, step=1, timeout=120)
+    wait_for_step(job, step=1, timeout=240)
 
     articles = first_rows(DEMO_CSV, tmp_path / "two-thousand.csv", 2000)
     batch = create_batch(owner=user, ml_model=trained_model, path=articles)

@@ -117,6 +117,7 @@ def test_pages_render_with_no_csp_violation(server, chromium_browser, world) -> 
     # The header's project switcher opens, and an invitation link is shown (static/js/projects.js).
     page.click(".project-switcher summary")
     assert page.is_visible(".project-menu")
+    page.check("#invitation-form input[name=anyone]")  # a link for anyone is an explicit choice
     page.click("#invitation-form button[type=submit]")
     assert "/invite/" in page.input_value("#invitation-link")
     page.wait_for_timeout(300)  # polling scripts run their first request

@@ -42,8 +42,8 @@ def _env(data: Path, **extra: str) -> dict[str, str]:
 
 
 def _recorded(tmp_path: Path, *args: str, **extra: str) -> tuple[list[str], str]:
-    """The command line the entrypoint execs for args, and the WEB_BIND it gets, with `python` and `gunicorn`
-    on PATH replaced by a recorder (the processes themselves are not what is tested here)."""
+    """The command line the entrypoint execs for args, and the WEB_BIND it gets, with `python`
+    and `gunicorn` on PATH replaced by a recorder (the processes are not what is tested here)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     record = tmp_path / "record.json"

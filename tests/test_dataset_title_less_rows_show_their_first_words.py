@@ -46,7 +46,7 @@ def test_the_dataset_page_names_title_less_rows_by_their_first_words(alice_clien
         f'"{ABSTRACT} {i}",{label}\n' for i, label in enumerate(["cardio", "neuro"] * 4)))
     dataset = import_file(path)
     page = alice_client.get(reverse("datasets:detail", args=[dataset.pk])).content.decode()
-    assert f"<tr><td>{FIRST_WORDS}</td>" in page
+    assert f"<tr><td>{FIRST_WORDS}" in page  # the cell may list the source fields after it
 
 
 def test_the_review_names_a_title_less_article_by_its_first_words(alice_client, media_root,

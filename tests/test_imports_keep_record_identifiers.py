@@ -114,10 +114,11 @@ def test_a_pubmed_export_keeps_pmid_doi_authors_year_journal_and_every_field(
                             "myocardial infarction."]
     assert record["MH"] == ["Myocardial Infarction/*drug therapy",
                             "Hydroxymethylglutaryl-CoA Reductase Inhibitors"]
-    # Samples on the dataset page carry the identifiers, not the (large) original record.
+    # Samples on the dataset page carry the identifiers and, for the page's list of every
+    # field of the source (issue 38), the original record of each of the few rows shown.
     sample = dataset_sample_rows(dataset=dataset, n=2)
     assert sample[0]["identifiers"]["pmid"] == "35000001"
-    assert "record" not in sample[0]
+    assert sample[0]["record"]["MH"] == record["MH"]
 
 
 def test_odd_ris_and_medline_lines_are_kept_in_their_field(tmp_path):

@@ -105,9 +105,9 @@ def test_a_sessions_conflicts_come_fifty_a_page_in_the_records_order(
         Decision(record=record, reviewer=reviewer, label="oncological", value=value)
         for record in records for reviewer, value in ((user, "yes"), (other_user, "no")))
 
-    ids = both_pages(api, f"/api/screening/{session.pk}/conflicts/", key="record")
+    conflicts = both_pages(api, f"/api/screening/{session.pk}/conflicts/", key="record")
 
-    assert ids == [record.pk for record in records]
+    assert [conflict["id"] for conflict in conflicts] == [record.pk for record in records]
 
 
 def test_saved_searches_and_a_searchs_runs_come_fifty_a_page(

@@ -25,7 +25,7 @@ from classification.review.models import ReviewItem
 from dataset_management.models import Dataset, ImportJob
 from literature.models import SavedSearch, SearchRun
 from projects import services as project_services
-from screening.models import ScreeningSession, SimulationRun
+from screening.models import Record, ScreeningSession, SimulationRun
 
 SECRET = "zeta"  # in every name the victim's rows carry; never in an answer to the intruder
 # Routes whose parameters are not object ids: admin (staff only, by Django), a password-reset
@@ -79,6 +79,7 @@ def victim_ids(db: None) -> dict[str, Any]:
     token, _ = token_create(user=alice, name="Zeta token")
     session = ScreeningSession.objects.create(project=project, dataset=dataset,
                                               name="Zeta screening", labels=["zeta_label"])
+    record = Record.objects.create(session=session, position=0, title="Zeta record")
     simulation = SimulationRun.objects.create(dataset=dataset, label="zeta_label")
     dataset_import = ImportJob.objects.create(project=project, owner=alice, name="Zeta import",
                                               filename="zeta.csv", reason="zeta failure")
@@ -90,7 +91,7 @@ def victim_ids(db: None) -> dict[str, Any]:
     return {"datasets": dataset.pk, "models": model.pk, "jobs": job.pk, "batches": batch.pk.hex,
             "evaluations": evaluation.pk.hex,
             "projects": project.pk, "tokens": token.pk, "row": 1, "user_id": alice.pk,
-            "invitation_id": invitation.pk, "screening": session.pk,
+            "invitation_id": invitation.pk, "screening": session.pk, "fulltext": record.pk,
             "simulations": simulation.pk, "imports": dataset_import.pk,
             "fmt": "csv", "action": "resolve",
             "searches": search.pk, "runs": search_run.pk}
