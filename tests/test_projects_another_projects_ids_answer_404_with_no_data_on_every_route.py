@@ -19,6 +19,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
+from api.models import UserSession
 from api.tokens import token_create
 from classification.models import BatchJob, EvaluationJob, MLModel, TrainingJob
 from classification.review.models import ReviewItem
@@ -77,6 +78,8 @@ def victim_ids(db: None) -> dict[str, Any]:
     invitation, _ = project_services.invitation_create(user=alice, project=project,
                                                        role="viewer", email="zeta@example.org")
     token, _ = token_create(user=alice, name="Zeta token")
+    browser_session = UserSession.objects.create(user=alice, session_key="zeta" + "0" * 36,
+                                                 user_agent="zeta browser")
     session = ScreeningSession.objects.create(project=project, dataset=dataset,
                                               name="Zeta screening", labels=["zeta_label"])
     record = Record.objects.create(session=session, position=0, title="Zeta record")
@@ -92,6 +95,7 @@ def victim_ids(db: None) -> dict[str, Any]:
             "evaluations": evaluation.pk.hex,
             "projects": project.pk, "tokens": token.pk, "row": 1, "user_id": alice.pk,
             "invitation_id": invitation.pk, "screening": session.pk, "fulltext": record.pk,
+            "sessions": browser_session.pk,
             "simulations": simulation.pk, "imports": dataset_import.pk,
             "fmt": "csv", "action": "resolve",
             "searches": search.pk, "runs": search_run.pk}
