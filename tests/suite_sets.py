@@ -8,7 +8,9 @@ module may also carry `pytestmark = pytest.mark.pg("reason")` itself. `scripts/t
 the set with `-m pg`.
 
 The serial group runs after the parallel suite, alone, because its tests measure memory or time
-against the whole machine, or start whole deployments whose ports and processes would fight.
+against the whole machine (among them the job-supervision tests whose assertions are about how
+fast a cancel, a grace period or a hard limit acts: in parallel runs they failed only under
+load), or start whole deployments whose ports and processes would fight.
 
 A listed name that matches no test file fails the collection, so neither list rots silently.
 """
@@ -87,7 +89,17 @@ POSTGRES_SET: dict[str, str] = {
 }
 
 
+TIMING = ("asserts how fast supervision reacts (cancel grace, hard limit, a stop within a step); "
+          "beside other tests the figure would be the machine's load, not the code's")
+
 SERIAL_SET: dict[str, str] = {
+    "test_job_hard_time_limit_ends_the_job_failed": TIMING,
+    "test_job_cancel_on_a_slow_training_is_honoured_at_the_next_step_without_a_kill": TIMING,
+    "test_job_child_that_ignores_cancel_is_killed_after_the_grace_period": TIMING,
+    "test_job_killed_after_ignoring_cancel_reports_the_newest_complete_checkpoint": TIMING,
+    "test_search_cancel_keeps_the_best_model_and_resume_continues_the_study": TIMING,
+    "test_gzip_bomb_posted_to_the_api_is_refused_naming_the_limit_with_flat_memory":
+        "measures the web's and the worker's memory against an idle machine",
     "test_dataset_import_of_five_million_rows_is_refused_on_the_worker_while_the_web_answers":
         "writes and imports 5 million rows; its memory bound is measured against an idle machine",
     "test_upload_of_1_gb_to_gunicorn_is_cut_off_with_flat_memory":

@@ -48,7 +48,7 @@ def test_a_reviewer_screens_with_criteria_highlights_buttons_reasons_and_undo(
     mona.fill("#id_exclude_terms", "case report")
     mona.fill("#id_exclusion_reasons", "Wrong population\nWrong design")
     mona.click("#desk-save")
-    mona.wait_for_url(f"{url}/screening/{session.pk}/screen/")
+    mona.wait_for_url(f"{url}/screening/{session.pk}/")  # the desk returns to the session
 
     page = browser_page(chromium_browser, url, "rita", errors)
     page.goto(f"{url}/screening/{session.pk}/screen/")
