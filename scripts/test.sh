@@ -48,17 +48,26 @@ phase "lint and checks"
 DJANGO_SETTINGS_MODULE=medlitbot_project.settings_test "$PY" manage.py check
 DJANGO_SETTINGS_MODULE=medlitbot_project.settings_test "$PY" manage.py makemigrations --check --dry-run
 
+# Every suite runs even when an earlier one failed, so one run reports every failure.
+FAILED=()
 phase "SQLite, $WORKERS in parallel"
-DATABASE_URL= "$PY" -m pytest -q -n "$WORKERS" --dist worksteal -m "not serial" --durations=30
+DATABASE_URL= "$PY" -m pytest -q -n "$WORKERS" --dist worksteal -m "not serial" --durations=30 \
+    || FAILED+=("SQLite in parallel")
 
 phase "SQLite, the serial group"
-DATABASE_URL= "$PY" -m pytest -q -m serial --durations=10
+DATABASE_URL= "$PY" -m pytest -q -m serial --durations=10 || FAILED+=("SQLite serial")
 
 phase "PostgreSQL set, in parallel"
-DATABASE_URL="$PG_URL" "$PY" -m pytest -q -n "$WORKERS" --dist worksteal -m "pg and not serial and not browser" \
-    --durations=10
+DATABASE_URL="$PG_URL" "$PY" -m pytest -q -n "$WORKERS" --dist worksteal \
+    -m "pg and not serial and not browser" --durations=10 || FAILED+=("PostgreSQL in parallel")
 
 phase "PostgreSQL set, serial"
-DATABASE_URL="$PG_URL" "$PY" -m pytest -q -m "pg and serial and not browser" --durations=10
+DATABASE_URL="$PG_URL" "$PY" -m pytest -q -m "pg and serial and not browser" --durations=10 \
+    || FAILED+=("PostgreSQL serial")
 
 phase "end"
+if [ "${#FAILED[@]}" -gt 0 ]; then
+    echo "== failed: ${FAILED[*]}"
+    exit 1
+fi
+echo "== every suite passed"
