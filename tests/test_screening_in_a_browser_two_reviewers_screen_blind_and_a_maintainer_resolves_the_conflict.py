@@ -18,26 +18,10 @@ from playwright.sync_api import expect
 from projects import services as project_services
 from screening import services
 from screening.models import Decision, Record
+from tests.screening_desk_support import browser_page
 from tests.screening_support import team_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
-
-PASSWORD = "pw-123456"  # tests.screening_support gives the team this password
-
-
-def _page(browser: Any, url: str, username: str, errors: list[str]) -> Any:
-    """A logged-in page of its own context; its script errors (a CSP refusal included) go to
-    `errors`."""
-    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-    page.set_default_timeout(20_000)
-    page.on("console", lambda m: m.type == "error" and errors.append(f"{username}: {m.text}"))
-    page.on("pageerror", lambda e: errors.append(f"{username}: {e}"))
-    page.goto(f"{url}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Log in')")
-    page.wait_for_url(f"{url}/")
-    return page
 
 
 def _wait_for_decisions(reviewer: Any, count: int, timeout: float = 20.0) -> None:
@@ -77,21 +61,21 @@ def test_two_reviewers_screen_blind_and_a_maintainer_resolves_the_conflict(
     url = app_server.url
     errors: list[str] = []
 
-    mona = _page(chromium_browser, url, "mona", errors)
+    mona = browser_page(chromium_browser, url, "mona", errors)
     mona.goto(f"{url}/screening/{session.pk}/")
     expect(mona.locator("#remaining")).to_have_text(str(total))
     needed_before = mona.inner_text("#stopping-table tr[data-label='oncological'] .needed")
     expect(mona.locator("#conflicts")).to_contain_text("No conflicts.")
     mona.evaluate("window.notReloaded = true")
 
-    rita = _page(chromium_browser, url, "rita", errors)
+    rita = browser_page(chromium_browser, url, "rita", errors)
     rita.goto(f"{url}/screening/{session.pk}/screen/")
     rita_titles = _screen(rita, ["y", "n", "y"], note_on_last="rita thinks this is a tumour")
     _wait_for_decisions(team.reviewer, 3)
     # Nothing is final with one reviewer of two: the panel still counts every record.
     expect(mona.locator("#remaining")).to_have_text(str(total))
 
-    remy = _page(chromium_browser, url, "remy", errors)
+    remy = browser_page(chromium_browser, url, "remy", errors)
     remy.goto(f"{url}/screening/{session.pk}/screen/")
     expect(remy.locator("#record-title")).to_have_text(rita_titles[0])
     # Her record, without her answer or her name (_screen asserts "?" on each of the three).
