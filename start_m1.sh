@@ -95,9 +95,10 @@ if command -v nvidia-smi >/dev/null 2>&1; then
         say "started $GPUS GPU training worker(s) on ${PREFIX}training.gpu"
     fi
 fi
-# Batches and maintenance: never behind a multi-hour training.
+# Batches and maintenance: never behind a multi-hour training. Below the web's priority (as the
+# training is), so progress polls and pages answer at once while a large batch runs.
 supervise_start "inference worker" logs/celery_inference.log \
-    "${CELERY[@]}" worker --pool=threads --concurrency="${INFERENCE_CONCURRENCY:-2}" \
+    nice -n "${INFERENCE_NICE:-10}" "${CELERY[@]}" worker --pool=threads --concurrency="${INFERENCE_CONCURRENCY:-2}" \
     --queues="${PREFIX}inference,${PREFIX}default" --hostname="inference@%h" \
     --without-gossip --without-mingle --optimization=fair --loglevel=INFO
 supervise_start "beat" logs/celery_beat.log \

@@ -10,7 +10,11 @@ threaded inference worker. Then:
      --minilm-batch-rows, the same for a MiniLM fine-tuned briefly on a slice;
   2. progress latency: a real training (--train, default minilm on the demo file) and a
      --batch-rows TF-IDF batch run together while 50 clients poll the job's progress endpoint
-     once a second, then back to back (a stress figure). The job is cancelled at the end;
+     once a second, then back to back (a stress figure). Twice, in the same run: first with
+     the inference worker at the web's own priority (the baseline: how start_m1.sh ran it
+     before issue 37), then with its every thread reniced to --inference-nice (how start_m1.sh
+     runs it now), each window with a batch submitted at its start. The job is cancelled at
+     the end;
   3. upload memory: a --upload-mb upload streamed to /datasets/upload/ and /api/datasets/,
      with and without Content-Length, while the web processes' RSS is sampled.
 --simulate replaces the real training with a thread that writes the job row once a second.
@@ -18,7 +22,7 @@ threaded inference worker. Then:
     .venv/bin/python scripts/benchmark_web.py [--clients 50] [--seconds 20] [--train minilm]
 
 Needs Redis; the workers use Redis DB --redis-db (default 14), which is flushed first. Prints
-the figures; the last line is JSON. Target: progress p99 < 50 ms. Page render times:
+the figures; the last line is JSON. Target: progress p99 < 100 ms. Page render times:
 scripts/benchmark_pages.py.
 """
 
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import http.client
 import json
 import os
@@ -44,6 +49,7 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "bench-pass-123"
+TARGET_P99_MS = 100  # issue 37: with a training and a 10,000-abstract batch beside the polls
 
 
 def free_port() -> int:
@@ -305,6 +311,20 @@ def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
             proc.wait()
 
 
+def renice(pid: int, nice: int) -> int:
+    """Every thread of `pid` and of its children to `nice`: on Linux niceness is per thread,
+    and a running pool's threads never re-read their process's. Returns the threads reniced."""
+    import psutil
+
+    count = 0
+    for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+        for thread in proc.threads():
+            with contextlib.suppress(OSError):  # a thread may end meanwhile
+                os.setpriority(os.PRIO_PROCESS, thread.id, nice)
+                count += 1
+    return count
+
+
 def start_worker(env: dict[str, str], log: Path, *, nice: int = 0,
                  kind: str = "training") -> subprocess.Popen:
     # The training child inherits the worker's niceness: --worker-nice shows what running
@@ -556,6 +576,11 @@ def main() -> int:
                         help="size of the oversized upload (0: skip)")
     parser.add_argument("--worker-nice", type=int, default=0,
                         help="run the training worker at this niceness; 0 = as start_m1.sh does")
+    parser.add_argument("--inference-nice", type=int, default=10,
+                        help="the inference worker's niceness after the baseline window "
+                             "(start_m1.sh's INFERENCE_NICE)")
+    parser.add_argument("--no-baseline", action="store_true",
+                        help="skip the window with the inference worker at the web's priority")
     parser.add_argument("--redis-db", type=int, default=14)
     parser.add_argument("--database-url", default=None, help="default: a temp SQLite file")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
@@ -576,7 +601,9 @@ def main() -> int:
         import redis
 
         redis.Redis.from_url(env["REDIS_URL"]).flushdb()  # stale messages name other DBs
-        procs.append(start_worker(env, scratch / "inference.log", kind="inference"))
+        inference = start_worker(env, scratch / "inference.log", kind="inference",
+                                 nice=0 if not args.no_baseline else args.inference_nice)
+        procs.append(inference)
         if not args.simulate or args.batch_rows:
             procs.append(start_worker(env, scratch / "training.log", nice=args.worker_nice))
         server, port = start_server(env, scratch / "server.log")
@@ -597,19 +624,40 @@ def main() -> int:
             writer.start()
         else:
             job_id = start_training(args.train)
-        concurrent_batch = batch_submit(tfidf_id, batch_file) if tfidf_id else None
-        before = job_state(job_id)
         cookie = login(port)
         path = f"/jobs/{job_id}/progress/"
         request(port, path, cookie)
-        paced = poll(port, path, cookie, clients=args.clients, seconds=args.seconds,
-                     interval=args.interval)
+
+        def window(label: str) -> dict:
+            """One paced polling window with a fresh batch beside the training."""
+            batch = batch_submit(tfidf_id, batch_file) if tfidf_id else None
+            state = job_state(job_id)
+            paced = poll(port, path, cookie, clients=args.clients, seconds=args.seconds,
+                         interval=args.interval)
+            end = job_state(job_id)
+            if batch is not None:
+                batch.refresh_from_db()
+            return {"label": label, "paced": paced, "steps": end["current_step"]
+                    - state["current_step"], "job_status": end["status"],
+                    "batch": batch, "batch_processed": batch.processed if batch else 0,
+                    "batch_status_at_end": batch.status if batch else "-",
+                    "loadavg": [round(x, 2) for x in os.getloadavg()]}
+
+        before = job_state(job_id)
+        windows = []
+        if not args.no_baseline:
+            windows.append(window("inference worker at nice 0 (baseline)"))
+            renice(inference.pid, args.inference_nice)
+        windows.append(window(f"inference worker at nice {args.inference_nice}"))
         stress = poll(port, path, cookie, clients=args.clients,
                       seconds=min(10.0, args.seconds), interval=0.0)
         after = job_state(job_id)
         load = os.getloadavg()
-        if concurrent_batch is not None:
-            throughput["tfidf_logreg_beside_training"] = batch_wait(concurrent_batch)
+        for number, item in enumerate(windows):
+            batch = item.pop("batch")
+            if batch is not None:
+                throughput[f"tfidf_logreg_beside_training_{number}"] = batch_wait(batch)
+        paced = windows[-1]["paced"]
         if args.upload_mb:
             token = api_token()
             for name, target, auth, chunked in (
@@ -644,10 +692,18 @@ def main() -> int:
               f"{figures['abstracts_per_s']} abstracts/s (queued to CSV written)")
     print(f"\nProgress endpoint, {args.clients} clients each polling every {args.interval:g} s "
           f"for {args.seconds:g} s (training and a {args.batch_rows}-abstract batch running):")
-    print(f"  {paced['requests']} requests ({paced['rps']}/s), failures {paced['failures']}, "
-          f"p50 {paced['p50_ms']} ms, p95 {paced['p95_ms']} ms, p99 {paced['p99_ms']} ms, "
-          f"max {paced['max_ms']} ms  -> target p99 < 50 ms: "
-          f"{'PASS' if paced['p99_ms'] < 50 else 'FAIL'}")
+    for item in windows:
+        figures = item["paced"]
+        print(f"  {item['label']}: {figures['requests']} requests ({figures['rps']}/s), "
+              f"failures {figures['failures']}, p50 {figures['p50_ms']} ms, "
+              f"p95 {figures['p95_ms']} ms, p99 {figures['p99_ms']} ms, "
+              f"max {figures['max_ms']} ms; training {item['steps']} steps, batch "
+              f"{item['batch_processed']} rows ({item['batch_status_at_end']} at the end); "
+              f"load {item['loadavg'][0]}  -> p99 < {TARGET_P99_MS} ms: "
+              f"{'PASS' if figures['p99_ms'] < TARGET_P99_MS else 'FAIL'}")
+    if len(windows) == 2:
+        ratio = windows[0]["paced"]["p99_ms"] / max(0.01, paced["p99_ms"])
+        print(f"  p99 baseline / now: {ratio:.1f}x")
     print(f"Stress (same {args.clients} clients back to back, no pause): {stress['rps']}/s, "
           f"p50 {stress['p50_ms']} ms, p99 {stress['p99_ms']} ms, failures {stress['failures']}")
     for name, figures in uploads.items():
@@ -666,8 +722,11 @@ def main() -> int:
         "steps_during_measurement": None if writer else
         after["current_step"] - before["current_step"],
         "batch_throughput": throughput, "uploads": uploads,
-        "target_progress_p99_ms": 50, "progress_p99_pass": paced["p99_ms"] < 50,
-        "worker_nice": args.worker_nice, "loadavg": [round(x, 2) for x in load],
+        "windows": windows,
+        "target_progress_p99_ms": TARGET_P99_MS,
+        "progress_p99_pass": paced["p99_ms"] < TARGET_P99_MS,
+        "worker_nice": args.worker_nice, "inference_nice": args.inference_nice,
+        "loadavg": [round(x, 2) for x in load],
     }))
     return 0
 

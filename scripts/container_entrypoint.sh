@@ -96,7 +96,7 @@ case "$ROLE" in
             --hostname="${WORKER_NAME:-gpu}@%h" --without-gossip --without-mingle \
             --optimization=fair --loglevel="${LOG_LEVEL:-INFO}" ;;
     worker-inference)
-        exec "${CELERY[@]}" worker --pool=threads --concurrency="${INFERENCE_CONCURRENCY:-2}" \
+        exec nice -n "${INFERENCE_NICE:-10}" "${CELERY[@]}" worker --pool=threads --concurrency="${INFERENCE_CONCURRENCY:-2}" \
             --queues="${PREFIX}inference,${PREFIX}default" \
             --hostname="${WORKER_NAME:-inference}@%h" --without-gossip --without-mingle \
             --optimization=fair --loglevel="${LOG_LEVEL:-INFO}" ;;

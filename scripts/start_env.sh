@@ -50,10 +50,12 @@ else
 fi
 unset _db_url
 # gunicorn's settings (medlitbot_project/gunicorn_conf.py) and the inference worker's
-# concurrency are read before Django reads .env, by processes that never read it: .env's values
-# for them are exported here. A value already in the environment wins, as for every setting.
+# concurrency and niceness are read before Django reads .env, by processes that never read it:
+# .env's values for them are exported here. A value already in the environment wins, as for
+# every setting.
 for _name in WEB_WORKERS WEB_THREADS WEB_TIMEOUT WEB_ACCESS_LOG WEB_ERROR_LOG WEB_LOG_LEVEL \
-             FORWARDED_ALLOW_IPS PROMETHEUS_MULTIPROC_DIR LOG_DIR INFERENCE_CONCURRENCY; do
+             FORWARDED_ALLOW_IPS PROMETHEUS_MULTIPROC_DIR LOG_DIR INFERENCE_CONCURRENCY \
+             INFERENCE_NICE; do
     if [ -z "${!_name:-}" ]; then
         _value="$(grep -E "^${_name}=" .env | tail -n 1 | cut -d= -f2- || true)"
         _value="${_value%\"}"

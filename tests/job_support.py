@@ -28,6 +28,13 @@ FAST = {
     "PROGRESS_WRITE_INTERVAL": "0.3",
     "TOKENIZERS_PARALLELISM": "false",
     "OMP_NUM_THREADS": "1",
+    # At the production TRAINING_NICE of 10, a training process beside the parallel suite's
+    # busy workers (all at nice 0) gets about a twentieth of a core and misses its 10 s
+    # heartbeat while still importing. The test of the niceness itself sets it back to 10.
+    "TRAINING_NICE": "0",
+    # One torch thread per job: three workers training at once would put six threads on two
+    # cores, each barrier waiting for a descheduled thread.
+    "CPU_THREADS": "1",
 }
 
 
@@ -117,7 +124,11 @@ def wait_for_step(job: TrainingJob, step: int = 1, timeout: float = 240) -> floa
 
     def stepping() -> bool:
         job.refresh_from_db()
-        return job.phase == "training" and job.current_step >= step
+        if job.current_step >= step and (job.phase == "training" or job.status in DONE):
+            return True
+        if job.status in DONE:  # it will never step: say why now, not after the timeout
+            raise AssertionError(f"job ended {job.status} before step {step}: {job.reason}")
+        return False
 
     wait_for(stepping, timeout, f"training step {step}", poll=0.05)
     return time.monotonic()

@@ -106,10 +106,6 @@ SERIAL_SET: dict[str, str] = {
         "streams 1 GB; its flat-memory bound is measured against an idle machine",
     "test_search_beside_two_cpu_burners_completes_within_its_budget":
         "brings its own CPU burners; other tests beside them would break its time budget",
-    "test_start_script_environment_selects_postgresql_from_database_url":
-        "starts a whole deployment",
-    "test_start_script_hands_gunicorn_and_the_inference_worker_their_settings_from_the_env_file":
-        "starts a whole deployment",
     "test_start_script_restarts_a_dead_process_while_the_web_keeps_answering":
         "starts a whole deployment",
     "test_start_script_runs_every_process_and_ctrl_c_stops_them": "starts a whole deployment",

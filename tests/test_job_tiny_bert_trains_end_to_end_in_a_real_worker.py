@@ -13,6 +13,7 @@ import pytest
 from classification import services
 from classification.models import MLModel, TrainingJob
 from tests.job_support import (
+    FAST,
     assert_untouched,
     dataset_digest,
     fast_env,
@@ -25,7 +26,7 @@ def test_a_tiny_bert_job_trains_end_to_end_and_its_model_predicts(
     start_worker, slice_dataset, earlier_model, tiny_bert_dir: Path, user
 ) -> None:
     digest = dataset_digest(slice_dataset)
-    worker = start_worker(**fast_env())
+    worker = start_worker(**fast_env(TRAINING_NICE="10"))
     job = services.training_job_create(
         owner=user, dataset=slice_dataset, model_type="custom", name="Tiny",
         config=tiny_bert_config(tiny_bert_dir, epochs=1), staff=True,
@@ -56,6 +57,7 @@ def test_a_tiny_bert_job_trains_end_to_end_and_its_model_predicts(
     assert niceness == {10}, "training runs at TRAINING_NICE so the web stays responsive"
     assert job.heartbeat_at is not None
     assert job.device_plan.get("device") == "cpu"
+    assert job.device_plan.get("threads") == int(FAST["CPU_THREADS"])  # the cap reached it
     assert job.current_step == job.total_steps > 0
     assert job.total_epochs == 1
     kinds = {point["kind"] for point in job.metrics_history}

@@ -41,13 +41,13 @@ def test_a_search_beside_two_cpu_burners_completes_within_its_budget(
         start_worker, slice_dataset, user) -> None:
     # At the training process's own niceness (TRAINING_NICE): burners at 0 would not share
     # the CPU with it but take it, as the web's requests rightly do.
-    nice = int(settings.TRAINING_NICE)
+    nice = int(settings.TRAINING_NICE)  # the production default, not the suite's FAST one
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
                                 preexec_fn=lambda: os.nice(nice)) for _ in range(2)]
     try:
         # The production stall floor (the one a silent embedding once passed under load).
         start_worker(**fast_env(STALL_TIMEOUT_FLOOR="120", STALL_TIMEOUT_CEILING="600",
-                                HEARTBEAT_TIMEOUT="60"))
+                                HEARTBEAT_TIMEOUT="60", TRAINING_NICE=str(nice)))
         job = search_create(owner=user, dataset=slice_dataset,
                             time_budget_minutes=BUDGET_MINUTES, candidates=CANDIDATES)
         seen = follow(job, timeout=BUDGET_MINUTES * 60 * 1.1 + 120)

@@ -61,7 +61,11 @@ def test_a_cancelled_search_keeps_its_best_model_and_resume_continues_the_study(
     before = {t.number: t.value for t in study.trials if t.state.name == "COMPLETE"}
     spent_before = study.user_attrs["spent_seconds"]
     assert len(before) >= 3
-    assert max(before.values()) == pytest.approx(kept["validation_macro_f1"])
+    # The kept model is a finished trial of this study: the best one, or an untuned default
+    # that the best did not beat by more than the noise of the scoring rows.
+    assert before[kept["trial"]] == pytest.approx(kept["validation_macro_f1"])
+    assert (kept["validation_macro_f1"] == pytest.approx(max(before.values()))
+            or study.trials[kept["trial"]].user_attrs["default"]), (kept, before)
     assert spent_before < BUDGET_MINUTES * 60
 
     job = services.training_job_resume(job=job)

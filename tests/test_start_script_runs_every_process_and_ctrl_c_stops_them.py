@@ -27,7 +27,11 @@ def test_start_script_serves_with_gunicorn_and_ctrl_c_stops_every_process(tmp_pa
         commands = [" ".join(p.cmdline()) for p in started]
         assert any("gunicorn" in c and "gunicorn_conf" in c for c in commands), commands
         assert any("worker" in c and "--pool=solo" in c and "training" in c for c in commands)
-        assert any("worker" in c and "inference" in c for c in commands)
+        inference = [p for p, c in zip(started, commands, strict=True)
+                     if "worker" in c and "inference" in c]
+        assert inference, commands
+        # Below the web's priority, so a large batch never slows the pages (INFERENCE_NICE).
+        assert {p.nice() for p in inference} == {10}
         assert any(" beat" in c for c in commands)
         assert not any("runserver" in c for c in commands)
         assert get(script.url("/healthz"))[0] == 200

@@ -97,6 +97,19 @@ def physical_cores() -> int:
     return max(1, cores)
 
 
+def cpu_threads() -> int:
+    """The torch threads a job uses on the CPU: every physical core, or fewer when CPU_THREADS
+    says so. On a machine shared with other busy processes (a parallel test suite, another
+    service), OpenMP threads beyond a job's share wait at every barrier for a descheduled one,
+    and the job runs slower with more threads than with fewer."""
+    cores = physical_cores()
+    try:
+        wanted = int(os.environ.get("CPU_THREADS") or 0)
+    except ValueError:
+        wanted = 0
+    return min(cores, wanted) if wanted > 0 else cores
+
+
 def cpu_has_fast_bf16(flags: set[str] | None = None) -> bool:
     # Without AMX or AVX512-BF16, bf16 matmuls are emulated (measured ~80x slower than fp32 here).
     flags = _cpu_flags() if flags is None else flags
@@ -204,7 +217,7 @@ def plan_cpu_only(reason: str) -> DevicePlan:
     """
     return DevicePlan(
         device="cpu",
-        threads=physical_cores(),
+        threads=cpu_threads(),
         reason=reason,
         platform=f"{platform.system()} {platform.release()} {platform.machine()}",
         chip=_chip_name(),
@@ -223,7 +236,7 @@ def plan_device(*, use_mps: bool = False, smoke_timeout: float = MPS_SMOKE_TIMEO
         platform=f"{platform.system()} {platform.release()} {platform.machine()}",
         chip=_chip_name(),
     )
-    cores = physical_cores()
+    cores = cpu_threads()
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     plan.cuda_visible_devices = visible
     plan.physical_gpus = visible_gpus(visible)
@@ -294,14 +307,21 @@ def _plan_cpu(plan: DevicePlan, *, cores: int, use_mps: bool) -> DevicePlan:
         fp32, bf16 = _fp32_bf16_rates()
         plan.dtype = "bfloat16" if bf16 > 1.2 * fp32 else "float32"
         plan.reason = (
-            f"CPU with native bf16 (AMX/AVX512-BF16), {cores} physical cores; measured matmul "
+            f"CPU with native bf16 (AMX/AVX512-BF16), {_threads_said(cores)}; measured matmul "
             f"bf16 {bf16:.0f} vs fp32 {fp32:.0f} GFLOP/s: {plan.dtype}"
         )
     else:
         plan.reason = (
             f"CPU without native bf16 (bf16 would be emulated and far slower): fp32, "
-            f"{cores} threads = physical cores, no dataloader workers"
+            f"{_threads_said(cores)}, no dataloader workers"
         )
     if use_mps:
         plan.reason += "; MPS requested but this is not Apple Silicon"
     return plan
+
+
+def _threads_said(threads: int) -> str:
+    cores = physical_cores()
+    if threads == cores:
+        return f"{threads} threads = physical cores"
+    return f"{threads} of {cores} physical cores (CPU_THREADS)"
