@@ -90,6 +90,17 @@ def describe_exit(exitcode: int | None) -> str:
     return f"training process exited with code {exitcode} without finishing the job"
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU seconds the process has used; None when it is gone or unreadable."""
+    import psutil
+
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except (psutil.Error, OSError):
+        return None
+    return float(times.user + times.system)
+
+
 def die_with_parent(parent_pid: int) -> None:
     """Make this (child) process die when its parent does, so no training outlives its worker."""
     if sys.platform.startswith("linux"):

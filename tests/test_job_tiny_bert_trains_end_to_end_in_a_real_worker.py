@@ -13,12 +13,12 @@ import pytest
 from classification import services
 from classification.models import MLModel, TrainingJob
 from tests.job_support import (
-    FAST,
     assert_untouched,
     dataset_digest,
     fast_env,
     tiny_bert_config,
 )
+from tests.plugins.worker import SHARED_MACHINE
 
 
 @pytest.mark.worker
@@ -26,7 +26,9 @@ def test_a_tiny_bert_job_trains_end_to_end_and_its_model_predicts(
     start_worker, slice_dataset, earlier_model, tiny_bert_dir: Path, user
 ) -> None:
     digest = dataset_digest(slice_dataset)
-    worker = start_worker(**fast_env(TRAINING_NICE="10"))
+    # Any niceness shows the setting reaches the training process; the production 10 would
+    # starve it beside the parallel suite's busy workers (tests/plugins/worker.py).
+    worker = start_worker(**fast_env(TRAINING_NICE="3"))
     job = services.training_job_create(
         owner=user, dataset=slice_dataset, model_type="custom", name="Tiny",
         config=tiny_bert_config(tiny_bert_dir, epochs=1), staff=True,
@@ -36,7 +38,7 @@ def test_a_tiny_bert_job_trains_end_to_end_and_its_model_predicts(
 
     phases: list[str] = []
     niceness: set[int] = set()
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
         job.refresh_from_db()
         if not phases or phases[-1] != job.phase:
@@ -54,10 +56,11 @@ def test_a_tiny_bert_job_trains_end_to_end_and_its_model_predicts(
     assert {"preparing", "loading_model", "training", "saving", "done"} <= set(phases), phases
     assert job.worker_pid == worker.pid
     assert job.child_pid not in (None, worker.pid)
-    assert niceness == {10}, "training runs at TRAINING_NICE so the web stays responsive"
+    assert niceness == {3}, "training runs at TRAINING_NICE so the web stays responsive"
     assert job.heartbeat_at is not None
     assert job.device_plan.get("device") == "cpu"
-    assert job.device_plan.get("threads") == int(FAST["CPU_THREADS"])  # the cap reached it
+    # The suite's cap on a job's threads reached the training process.
+    assert job.device_plan.get("threads") == int(SHARED_MACHINE["CPU_THREADS"])
     assert job.current_step == job.total_steps > 0
     assert job.total_epochs == 1
     kinds = {point["kind"] for point in job.metrics_history}

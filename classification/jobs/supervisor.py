@@ -31,6 +31,9 @@ logger = logging.getLogger(__name__)
 S = TrainingJob.Status
 P = TrainingJob.Phase
 POLL_SECONDS = 0.5
+# CPU time a child must use between two looks to count as running (not frozen): well above the
+# clock-tick rounding of /proc's figures.
+CPU_ALIVE_SECONDS = 0.05
 KILL_GRACE_SECONDS = 5.0
 STALL_STEP_MULTIPLIER = 10.0
 # A phase's own pace: no progress for this many times the longest gap between two of its
@@ -68,6 +71,8 @@ class StallWatch:
     now: float
     heartbeat: object = None
     heartbeat_changed: float = 0.0
+    cpu: float | None = None
+    cpu_changed: float = 0.0
     progress: object = None
     progress_changed: float = 0.0
     step: int | None = None
@@ -79,7 +84,7 @@ class StallWatch:
 
     def __post_init__(self) -> None:
         # Until the child's first write, the clocks run from the spawn.
-        self.heartbeat_changed = self.progress_changed = self.now
+        self.heartbeat_changed = self.progress_changed = self.cpu_changed = self.now
 
     def observe(self, row: dict, now: float) -> None:
         self.row = row
@@ -98,6 +103,19 @@ class StallWatch:
             if self.step is not None and step > self.step:
                 self.step_times.append((now - self.step_seen) / (step - self.step))
             self.step, self.step_seen = step, now
+
+    def observe_cpu(self, seconds: float | None, now: float) -> None:
+        """The child's CPU time. A process the OS keeps running is not frozen, though its
+        heartbeat thread may not write: a long import holds the GIL in C code, and on a loaded
+        machine (measured: 30 s to import transformers.trainer at nice 10 beside busy
+        processes) that outlasts the heartbeat timeout. A frozen (SIGSTOPped) or blocked
+        process uses none; one spinning without progress is left to the progress timeout."""
+        if seconds is None:
+            return
+        if self.cpu is None or seconds - self.cpu >= CPU_ALIVE_SECONDS:
+            if self.cpu is not None:
+                self.cpu_changed = now
+            self.cpu = seconds
 
     def per_step(self) -> float | None:
         return statistics.median(self.step_times) if self.step_times else None
@@ -146,11 +164,12 @@ class StallWatch:
 
     def verdict(self, now: float) -> str:
         silent = now - self.heartbeat_changed
-        if silent > self.heartbeat_timeout:
+        idle = now - self.cpu_changed
+        if min(silent, idle) > self.heartbeat_timeout:
             return (
                 f"stalled in {self.where()}: no heartbeat for {silent:.0f} s "
-                f"(limit {self.heartbeat_timeout:.0f} s); the training process was frozen and "
-                "has been stopped"
+                f"(limit {self.heartbeat_timeout:.0f} s) and no CPU used for {idle:.0f} s; the "
+                "training process was frozen and has been stopped"
             )
         still = now - self.progress_changed
         limit = self.progress_timeout()
@@ -273,6 +292,7 @@ class Supervisor:
                 processes.stop_process(self.proc, grace=3.0)
                 return
             watch.observe(row, now)
+            watch.observe_cpu(processes.cpu_seconds(self.proc.pid), now)
             if row["cancel_requested"]:
                 cancel_seen = cancel_seen or now
                 save = self._save_seconds(now)

@@ -20,9 +20,18 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# Every worker a test starts shares two cores with the parallel suite's other busy processes:
+# - at the production TRAINING_NICE of 10, a training process beside them (all at nice 0) gets
+#   about a twentieth of a core and misses its heartbeat while still importing torch;
+# - three jobs training at once on every core would put six torch threads on two cores, each
+#   barrier waiting for a descheduled thread.
+# A test of either setting passes its own value.
+SHARED_MACHINE = {"TRAINING_NICE": "0", "CPU_THREADS": "1"}
+
+
 def worker_env(**extra: str) -> dict[str, str]:
     """The environment a subprocess needs to share this test's database, broker and folders."""
-    env = dict(os.environ)
+    env = {**SHARED_MACHINE, **os.environ}
     env["DJANGO_SETTINGS_MODULE"] = "medlitbot_project.settings_test"
     db = connection.settings_dict
     if db["ENGINE"].endswith("sqlite3"):
