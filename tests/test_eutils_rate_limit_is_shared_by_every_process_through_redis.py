@@ -42,7 +42,10 @@ def test_two_processes_share_one_budget() -> None:
     assert len(times) == 16
     assert _most_in_any_second(times) <= 10
     gaps = [b - a for a, b in zip(sorted(times), sorted(times)[1:], strict=False)]
-    assert min(gaps) >= 0.09  # 1.02 / 10 s apart, whichever process asked
+    # Grants are 1.02 / 10 s apart, whichever process asked. A stamp is taken after the grant,
+    # so a process descheduled in between (a loaded machine) shortens the next gap: measured
+    # 0.089 once. The budget itself is the assertion above.
+    assert min(gaps) >= 0.07
 
 
 def test_without_redis_one_process_keeps_the_rate_itself() -> None:
