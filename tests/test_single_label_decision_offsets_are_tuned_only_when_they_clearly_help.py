@@ -51,8 +51,10 @@ def test_offsets_decide_predictions_and_survive_save_and_load(
     labels = sorted({row[0] for row in train.labels})
     clf = create_classifier("tfidf_logreg")
     clf.fit(train, val, TrainConfig(label_names=labels), lambda e: None, lambda: False)
-    # Planted: a large offset for the first label makes it win every article.
-    clf.class_offsets = [5.0] + [0.0] * (len(labels) - 1)
+    # Planted: an offset for the first label larger than any log-probability gap (they are
+    # clipped at 1e-12, so no gap passes 28; at TF-IDF's C of 100 some passed 5) makes it win
+    # every article.
+    clf.class_offsets = [50.0] + [0.0] * (len(labels) - 1)
     assert {tuple(p["labels"]) for p in clf.predict(test.texts)} == {(labels[0],)}
     assert clf.evaluate(test)["per_label"][labels[0]]["recall"] == 1.0
     clf.save(str(tmp_path / "model"))
