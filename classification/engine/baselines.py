@@ -19,14 +19,7 @@ from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, Training
 
 EMBED_REPORT_SECONDS = 5.0  # how often embedding says how far it got
 # Each head's C unless the job sets regularization_c (a search tunes it).
-# tfidf 100, was 10 (issue 39, scripts/benchmark_tfidf.py, docs/figures/tfidf.md): 5-fold CV
-# micro-F1 on the demo's train + validation 0.869 -> 0.873 over 3 CV seeds, and the demo test
-# rows 0.875 -> 0.882 over 3 split seeds, no seed worse beyond 0.001, at about the same fit
-# time. Nothing else measured held across seeds: stop words, min_df, max_df, max_features,
-# title repeats, prefix tokens, liblinear vs lbfgs, no class weights, single words (ngram_max
-# is the job's setting) each moved CV by at most 0.007; char_wb 2-5 beside the words
-# gave CV 0.882 but a 10x slower fit and no word spans for explanations.
-DEFAULT_C = {"svm": 0.5, "embed": 4.0, "tfidf": 100.0}
+DEFAULT_C = {"svm": 0.5, "embed": 4.0, "tfidf": 10.0}
 
 
 def _vectorizer(ngram_max: int = 2) -> Any:
