@@ -50,7 +50,9 @@ def test_a_batch_gives_the_labels_of_the_path_the_model_page_names(
     model.refresh_from_db()
     verdict = model.metrics["fast_inference"]
     assert verdict["built"] is True, verdict
-    assert verdict["kind"] == "onnx-int8"
+    # Which int8 recipe is first depends on this CPU's timing (OpenVINO's won on an AVX2-only
+    # EPYC, ONNX Runtime's on a Xeon with AMX); the batch must follow whichever it is.
+    assert verdict["kind"] in ("openvino-int8", "onnx-int8")
     assert "thresholds" not in verdict  # the rules stay in the artifact
 
     html = page(alice_client, model)

@@ -40,12 +40,16 @@ def test_two_processes_share_one_budget() -> None:
     times = [float(line) for proc in procs for line in proc.communicate(timeout=60)[0].split()]
     assert all(proc.returncode == 0 for proc in procs)
     assert len(times) == 16
-    assert _most_in_any_second(times) <= 10
+    # Grants are 1.02 / 10 s apart, whichever process asked. A stamp is taken after its grant,
+    # so on a loaded machine a process descheduled in between shifts one stamp later, into the
+    # next second's ten (seen: 11 in one second once) and closer to the next stamp (a gap of
+    # 0.089 s). Delays never shorten the whole: sixteen calls span at least fifteen intervals,
+    # less the first stamp's own delay.
+    assert _most_in_any_second(times) <= 11
+    assert max(times) - min(times) >= 15 * 0.102 - 0.15
     gaps = [b - a for a, b in zip(sorted(times), sorted(times)[1:], strict=False)]
-    # Grants are 1.02 / 10 s apart, whichever process asked. A stamp is taken after the grant,
-    # so a process descheduled in between (a loaded machine) shortens the next gap: measured
-    # 0.089 once. The budget itself is the assertion above.
     assert min(gaps) >= 0.07
+    assert sorted(gaps)[len(gaps) // 2] >= 0.095  # most calls sit at the granted spacing
 
 
 def test_without_redis_one_process_keeps_the_rate_itself() -> None:
