@@ -42,13 +42,12 @@ def test_two_processes_share_one_budget() -> None:
     assert len(times) == 16
     # Grants are 1.02 / 10 s apart, whichever process asked. A stamp is taken after its grant,
     # so on a loaded machine a process descheduled in between shifts one stamp later, into the
-    # next second's ten (seen: 11 in one second once) and closer to the next stamp (a gap of
-    # 0.089 s). Delays never shorten the whole: sixteen calls span at least fifteen intervals,
-    # less the first stamp's own delay.
+    # next second's ten (seen: 11 in one second once) and up to the next stamp (gaps of 0.089
+    # and 0.012 s seen), so no single gap is asserted. Delays never shorten the whole: sixteen
+    # calls span at least fifteen intervals, less the first stamp's own delay.
     assert _most_in_any_second(times) <= 11
     assert max(times) - min(times) >= 15 * 0.102 - 0.15
     gaps = [b - a for a, b in zip(sorted(times), sorted(times)[1:], strict=False)]
-    assert min(gaps) >= 0.07
     assert sorted(gaps)[len(gaps) // 2] >= 0.095  # most calls sit at the granted spacing
 
 
