@@ -311,18 +311,15 @@ def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
             proc.wait()
 
 
-def renice(pid: int, nice: int) -> int:
+def renice(pid: int, nice: int) -> None:
     """Every thread of `pid` and of its children to `nice`: on Linux niceness is per thread,
-    and a running pool's threads never re-read their process's. Returns the threads reniced."""
+    and a running pool's threads never re-read their process's."""
     import psutil
 
-    count = 0
     for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
         for thread in proc.threads():
             with contextlib.suppress(OSError):  # a thread may end meanwhile
                 os.setpriority(os.PRIO_PROCESS, thread.id, nice)
-                count += 1
-    return count
 
 
 def start_worker(env: dict[str, str], log: Path, *, nice: int = 0,
@@ -483,11 +480,8 @@ class BatchFeeder(threading.Thread):
         try:
             while not self.stopping.is_set():
                 batch = batch_submit(self.model_id, self.csv_path)
-                while not self.stopping.is_set():
+                while batch.is_active and not self.stopping.wait(0.2):
                     batch.refresh_from_db()
-                    if batch.status not in ("queued", "running"):
-                        break
-                    time.sleep(0.2)
                 batch.refresh_from_db()
                 self.rows += batch.processed
                 if batch.is_active:  # so the next window starts with no batch of this one's
