@@ -44,6 +44,7 @@ class Action(models.TextChoices):
     RESOLVE_CONFLICTS = "resolve_conflicts", "Resolving screening conflicts"
     MANAGE_SCREENING = "manage_screening", "Managing a screening session"
     END_BLINDING = "end_blinding", "Ending a screening session's blinding"
+    CHOOSE_SCREENERS = "choose_screeners", "Choosing who screens a session"
 
 
 REQUIRED_ROLE: dict[str, str] = {
@@ -66,6 +67,7 @@ REQUIRED_ROLE: dict[str, str] = {
     Action.RESOLVE_CONFLICTS: Role.MAINTAINER,
     Action.MANAGE_SCREENING: Role.MAINTAINER,
     Action.END_BLINDING: Role.OWNER,
+    Action.CHOOSE_SCREENERS: Role.MAINTAINER,
 }
 
 
@@ -171,12 +173,38 @@ def assigned(*, user: Any, action: str, obj: models.Model | None) -> bool:
     return not ids or getattr(user, "pk", None) in ids
 
 
+# An action a row leaves to the member who made it (the foreign key named here): a screening
+# session's screeners are its creator's choice (issue 35), not any maintainer's. An owner may
+# still act, so a session whose creator has left, or no longer answers, is never stuck.
+CREATOR_IN: dict[str, str] = {Action.CHOOSE_SCREENERS: "created_by"}
+
+
+class NotCreator(RoleRequired):
+    """A member whose role allows the action, on a row that leaves it to its creator: 403 with
+    this sentence at every door that answers RoleRequired."""
+
+    def __init__(self, *, action: str) -> None:
+        self.action, self.needed, self.have = action, REQUIRED_ROLE[action], None
+        self.message = (f"{Action(action).label} is for the member who created it, or an "
+                        "owner of the project.")
+        PermissionDenied.__init__(self, self.message)
+
+
+def created_by(*, user: Any, action: str, obj: models.Model | None, role: str | None) -> bool:
+    """Whether `obj` leaves `action` to the user: its creator's, or any owner's."""
+    field = CREATOR_IN.get(action)
+    if not field or obj is None or (role and ROLE_RANK[role] >= ROLE_RANK[Role.OWNER]):
+        return True
+    return getattr(obj, f"{field}_id", None) == getattr(user, "pk", None)
+
+
 def can(*, user: Any, action: str, obj: models.Model | None = None,
         project: Project | int | None = None) -> bool:
     if obj is not None:
         project = project_id_of(obj)
-    return (allows(role_of(user=user, project=project), action)
-            and assigned(user=user, action=action, obj=obj))
+    role = role_of(user=user, project=project)
+    return (allows(role, action) and assigned(user=user, action=action, obj=obj)
+            and created_by(user=user, action=action, obj=obj, role=role))
 
 
 def require(*, user: Any, action: str, obj: models.Model | None = None,
@@ -185,7 +213,8 @@ def require(*, user: Any, action: str, obj: models.Model | None = None,
 
     A row outside the user's projects should have been answered 404 before it got here; a
     project they are not in is still refused, as a non-member. A row that names who does the
-    action (ASSIGNED_IN) refuses the other members with NotAssigned.
+    action (ASSIGNED_IN) refuses the other members with NotAssigned; one that leaves it to its
+    creator (CREATOR_IN) refuses the others below owner with NotCreator.
     """
     if obj is not None:
         project = project_id_of(obj)
@@ -194,6 +223,8 @@ def require(*, user: Any, action: str, obj: models.Model | None = None,
         raise RoleRequired(action=action, needed=REQUIRED_ROLE[action], have=role)
     if not assigned(user=user, action=action, obj=obj):
         raise NotAssigned(action=action)
+    if not created_by(user=user, action=action, obj=obj, role=role):
+        raise NotCreator(action=action)
 
 
 def object_get(queryset: QuerySet | type[models.Model], *, user: Any,

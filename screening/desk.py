@@ -1,6 +1,6 @@
 """The review desk's settings for a session: eligibility criteria, highlighted terms, exclusion
-reasons and who screens it. A maintainer (the creator, or one above) writes them; the screen
-page reads them."""
+reasons and who screens it. A maintainer writes the first three; who screens is the session
+creator's choice (or an owner's: projects.policy.CREATOR_IN). The screen page reads them."""
 
 from __future__ import annotations
 
@@ -46,9 +46,12 @@ def session_desk_update(*, user: Any, session: ScreeningSession, criteria: str,
     """Keep the session's criteria, terms, reasons and screeners (empty: every reviewer).
 
     A screener must be a member with the reviewer role or above: someone who cannot screen
-    would be a name on the list that nobody can act for.
+    would be a name on the list that nobody can act for. Another maintainer may save the rest
+    with the screeners as they are; changing them is the creator's (NotCreator otherwise).
     """
     policy.require(user=user, action=policy.Action.MANAGE_SCREENING, obj=session)
+    if {p.pk for p in screeners} != set(session.screeners.values_list("pk", flat=True)):
+        policy.require(user=user, action=policy.Action.CHOOSE_SCREENERS, obj=session)
     allowed = {m.user_id for m in screener_choices(session=session)}
     outside = [p.get_username() for p in screeners if p.pk not in allowed]
     if outside:

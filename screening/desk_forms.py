@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.utils.html import format_html
 
 
 class ScreenerChoice(forms.ModelMultipleChoiceField):
@@ -27,10 +28,19 @@ class DeskForm(forms.Form):
                                widget=forms.CheckboxSelectMultiple,
                                help_text="None ticked: every member with the reviewer role")
 
-    def __init__(self, *args: Any, members: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, members: Any, creator: str = "",
+                 may_choose: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["screeners"].queryset = get_user_model().objects.filter(
+        screeners = self.fields["screeners"]
+        screeners.queryset = get_user_model().objects.filter(
             pk__in=[m.user_id for m in members]).order_by("username")
+        if not may_choose:
+            # Disabled, Django keeps the initial choice whatever is posted: the other fields
+            # still save, and the service refuses a forged change all the same.
+            screeners.disabled = True
+            # A field's help text is rendered as HTML: the name goes in escaped.
+            screeners.help_text = format_html("Chosen by the session’s creator ({}) or an owner "
+                                              "of the project", creator or "gone")
 
     @staticmethod
     def initial_of(session: Any) -> dict[str, Any]:

@@ -110,7 +110,10 @@ def session_desk(request: HttpRequest, pk: int) -> HttpResponse:
                                     action=policy.Action.MANAGE_SCREENING)
     page_project_show(request=request, project_id=session.project_id)
     form = DeskForm(request.POST or None, initial=DeskForm.initial_of(session),
-                    members=desk.screener_choices(session=session))
+                    members=desk.screener_choices(session=session),
+                    creator=session.created_by.get_username() if session.created_by else "",
+                    may_choose=policy.can(user=request.user, obj=session,
+                                          action=policy.Action.CHOOSE_SCREENERS))
     if request.method == "POST" and form.is_valid():
         try:
             desk.session_desk_update(user=request.user, session=session, **form.cleaned_data)

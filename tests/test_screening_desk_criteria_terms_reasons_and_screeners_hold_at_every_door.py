@@ -7,13 +7,16 @@ API, through projects.policy, with the policy's sentence."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import Client
 
 from api.tokens import token_create
+from projects import services as project_services
 from projects.models import Activity
-from projects.policy import Action, NotAssigned, can
+from projects.policy import Action, NotAssigned, NotCreator, can
 from screening import desk, selectors, services
 from screening.errors import ScreeningError
 from screening.models import Decision
@@ -110,3 +113,51 @@ def test_a_no_may_carry_one_of_the_sessions_reasons(team) -> None:  # noqa: F811
     assert reasons == {first.pk: "Wrong design", second.pk: "", third.pk: ""}
     payload = rita.get(f"/screening/{session.pk}/recent.json").json()["records"]
     assert payload[-1]["reasons"] == {"oncological": "Wrong design"}
+
+
+def test_only_the_sessions_creator_or_an_owner_chooses_its_screeners(team) -> None:  # noqa: F811
+    """Issue 35: "the session's creator chooses which members screen it". Another maintainer
+    still writes the criteria, terms and reasons; an owner may choose too (a session whose
+    creator has left is not stuck)."""
+    max_ = get_user_model().objects.create_user("max", "max@example.org", "pw-123456")
+    project_services.member_set(actor=team.owner, project=team.project, member=max_,
+                                role="maintainer")
+    session = services.session_create(user=team.maintainer, dataset=team.dataset, name="Mine",
+                                      labels=["oncological"])
+    desk.session_desk_update(user=team.maintainer, session=session, criteria="", screeners=[
+        team.reviewer], include_terms="", exclude_terms="", exclusion_reasons="")
+    assert can(user=team.maintainer, action=Action.CHOOSE_SCREENERS, obj=session)
+    assert not can(user=max_, action=Action.CHOOSE_SCREENERS, obj=session)
+    assert can(user=team.owner, action=Action.CHOOSE_SCREENERS, obj=session)
+
+    # Max's desk shows the screeners as chosen, not to be changed; a post that ticks others
+    # saves his criteria and leaves the screeners as they were.
+    maxc = _client(max_)
+    page = maxc.get(f"/screening/{session.pk}/desk/").content.decode()
+    assert "Chosen by the session’s creator (mona) or an owner" in page
+    boxes = re.findall(r'<input[^>]*name="screeners"[^>]*>', page)
+    assert len(boxes) == 5  # every member who may screen: owner, maintainers, reviewers
+    assert all("disabled" in box for box in boxes), boxes
+    answer = maxc.post(f"/screening/{session.pk}/desk/", {
+        "criteria": "Adults only.", "include_terms": "", "exclude_terms": "",
+        "exclusion_reasons": "", "screeners": [team.reviewer2.pk]})
+    assert answer.status_code == 302
+    session.refresh_from_db()
+    assert session.criteria == "Adults only."
+    assert list(session.screeners.all()) == [team.reviewer]
+    # The service refuses a change from him at any door, with the policy's sentence.
+    with pytest.raises(NotCreator, match="for the member who created it"):
+        desk.session_desk_update(user=max_, session=session, criteria="", include_terms="",
+                                 exclude_terms="", exclusion_reasons="",
+                                 screeners=[team.reviewer2])
+    assert list(session.screeners.all()) == [team.reviewer]
+
+    # The owner chooses, on the page (the boxes are live for the owner) as in the service.
+    desk.session_desk_update(user=team.owner, session=session, criteria="", include_terms="",
+                             exclude_terms="", exclusion_reasons="",
+                             screeners=[team.reviewer, team.reviewer2])
+    assert set(session.screeners.all()) == {team.reviewer, team.reviewer2}
+    owner_page = _client(team.owner).get(f"/screening/{session.pk}/desk/").content.decode()
+    boxes = re.findall(r'<input[^>]*name="screeners"[^>]*>', owner_page)
+    assert len(boxes) == 5
+    assert not any("disabled" in box for box in boxes), boxes
