@@ -39,6 +39,7 @@ from .collection_merge import (
     Source,
     collection_merge,
     merged_record,
+    source_fields,
 )
 from .dedup import similarity_band
 from .models import Dataset
@@ -224,7 +225,9 @@ def rows_write(rows: Iterable[dict[str, Any]], path: Path, *, labelled: bool) ->
 
 
 def row_record(row: dict[str, Any], *, labelled: bool) -> dict[str, Any]:
-    """A stored row as a merged file's record (collection_merge.merged_record)."""
+    """A stored row as a merged file's record (collection_merge.merged_record), with every
+    field of its source record, so a new version (files added, near matches merged) keeps
+    the MeSH, publication types, keywords and RIS tags of the one it was made from."""
     title, abstract = row.get("title") or "", row.get("abstract") or ""
     if not (title or abstract):
         abstract = row.get("text") or ""
@@ -234,7 +237,8 @@ def row_record(row: dict[str, Any], *, labelled: bool) -> dict[str, Any]:
         labels=list(row.get("labels") or []) if labelled else None,
         identifiers=row.get("identifiers") or {}, citation=row.get("citation") or {},
         other=list(record.get(OTHER_IDS_KEY) or []), sources=list(record.get(SOURCES_KEY) or []),
-        matched_by=list(record.get(MATCHED_BY_KEY) or []))
+        matched_by=list(record.get(MATCHED_BY_KEY) or []),
+        fields=source_fields(record, texts=(title, abstract)))
 
 
 # --- near matches: a person confirms (merge) or splits each pair -------------------------------

@@ -3,13 +3,16 @@
 Pass one streams every file through the ordinary reader (any format import takes), sends each
 record's keys to dedup.Matcher and spools the record to disk; only keys and a few integers per
 record stay in memory. Pass two reads the spool to gather what duplicates add to the record
-kept (identifiers, source files, labels, citation fields it lacks). Pass three writes the kept
-records as JSON Lines, which the ordinary import then validates, splits and saves: the
-collection is one dataset, made the way every dataset is made.
+kept (identifiers, source files, labels, citation and source fields it lacks). Pass three
+writes the kept records as JSON Lines, which the ordinary import then validates, splits and
+saves: the collection is one dataset, made the way every dataset is made.
 
 The record kept for an article is the one with the longest abstract; every identifier and
 every source file's name of its duplicates stays on it (`other_identifiers` holds a second
-value of a kind, e.g. a second RIS ID; `source_files` every file it came from).
+value of a kind, e.g. a second RIS ID; `source_files` every file it came from). So is every
+other field its records were read with (source_fields: PubMed's MeSH, publication types and
+keywords, a RIS entry's tags, a spreadsheet's other columns), after the merged file's own
+columns: the kept record's value first, a duplicate's for a field it lacks.
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ from .dedup import (
     record_keys,
     text_similarity,
 )
-from .mapping import LABEL_SEPARATORS, labels_parse
+from .mapping import LABEL_SEPARATORS, labels_parse, name_key
+from .readers.base import RECORD_KEY
+from .source_fields import OWN_COLUMNS
 
 ID_KINDS = ("pmid", "doi", "pmcid", "id", "accession")
 CITATION_KINDS = ("authors", "year", "journal")
@@ -47,6 +52,12 @@ MERGED_LABELS = "labels"
 DUPLICATE_REASON = "duplicate records merged (same PMID or DOI, or the same text: see dedup.RULES)"
 NO_LABEL = "no label"
 _NORMALISE = {"pmid": pmid_normalise, "doi": doi_normalise}
+# A record's fields that the merged file's own columns already carry (normalised, or joined
+# across duplicates), by mapping.name_key. Leaving them out also keeps a source's "split" or
+# second "title" from being read as one of the merged file's roles when it is imported.
+_OWN_KEYS = frozenset(name_key(c) for c in (*OWN_COLUMNS, *ID_KINDS, *CITATION_KINDS,
+                                            MERGED_LABELS, SOURCES_KEY, OTHER_IDS_KEY,
+                                            MATCHED_BY_KEY))
 FileHook = Callable[[int, Any], None]  # (the file's index in sources, its ArticleStream)
 
 
@@ -262,12 +273,27 @@ def _admit(index: int, article: Article, state: _Pass, handle: Any) -> None:
         "ids": ids, "cit": citation,
         "src": _list(record.get(SOURCES_KEY)), "other": _list(record.get(OTHER_IDS_KEY)),
         "rules": _list(record.get(MATCHED_BY_KEY)),
+        "fields": source_fields(record, texts=(article.title, article.abstract)),
     }, ensure_ascii=False) + "\n")
 
 
 def _list(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
+
+def source_fields(record: Any, *, texts: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The fields of a record (as its reader gave it, or a merged file's line read back) that
+    the merged file's own columns do not carry: MeSH, publication types, keywords, RIS tags,
+    a spreadsheet's other columns. Empty ones are left out (nothing to keep or to lend), and
+    so is one that holds one of `texts` (the title or abstract under another name: RIS's T1,
+    a spreadsheet's "Article Title"), which the own columns carry already."""
+    if not isinstance(record, dict):
+        return {}
+    texts = tuple(text for text in texts if text)
+    return {name: value for name, value in record.items()
+            if name != RECORD_KEY and name_key(name) not in _OWN_KEYS
+            and value not in (None, "", [], {})
+            and not (isinstance(value, str) and value.strip() in texts)}
 
 
 
@@ -288,6 +314,7 @@ class _Merged:
     labels: dict[str, None] = field(default_factory=dict)
     citation: dict[str, Any] = field(default_factory=dict)
     rules: dict[str, None] = field(default_factory=dict)  # what earlier merges recorded
+    fields: dict[str, Any] = field(default_factory=dict)  # source_fields, the first value of each
     # A record read from a file that the article's stored rows did not come from: the rules
     # of this merge are new. A file added again (its records merged in already) adds none.
     new_file: bool = False
@@ -311,6 +338,8 @@ def _gather(spool: Path, state: _Pass) -> dict[int, _Merged]:
             into.labels[label] = None
         for kind, value in item["cit"].items():
             into.citation.setdefault(kind, value)
+        for name, value in item["fields"].items():
+            into.fields.setdefault(name, value)
     return merged
 
 
@@ -372,7 +401,7 @@ def _output(item: dict[str, Any], state: _Pass, record: int,
         merged = _Merged(ids=item["ids"], other=dict.fromkeys(item["other"]),
                          sources=dict.fromkeys(_sources(item, state, record)),
                          labels=dict.fromkeys(_labels(item, state, record)),
-                         rules=dict.fromkeys(item.get("rules") or []))
+                         rules=dict.fromkeys(item.get("rules") or []), fields=item["fields"])
     elif merged.new_file:
         merged.rules.update(dict.fromkeys(state.rules.get(state.cluster_of[record], [])))
     ids = {**merged.ids, **{k: v for k, v in item["ids"].items() if k not in merged.ids}}
@@ -380,14 +409,22 @@ def _output(item: dict[str, Any], state: _Pass, record: int,
                          labels=list(merged.labels) if state.labelled else None,
                          identifiers=ids, citation={**merged.citation, **item["cit"]},
                          other=list(merged.other), sources=list(merged.sources),
-                         matched_by=list(merged.rules))
+                         matched_by=list(merged.rules),
+                         fields={**item["fields"], **{name: value for name, value in
+                                                      merged.fields.items()
+                                                      if name not in item["fields"]}})
 
 
 def merged_record(*, title: str, abstract: str, labels: list[str] | None,
                   identifiers: dict[str, Any], citation: dict[str, Any], other: list[str],
-                  sources: list[str], matched_by: list[str] | None = None) -> dict[str, Any]:
-    """One line of a merged file. Every record names every column, empty or not: the JSON
-    reader takes its columns from the first record, and a DOI must be read on every row."""
+                  sources: list[str], matched_by: list[str] | None = None,
+                  fields: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One line of a merged file. Every record names every own column, empty or not: the JSON
+    reader takes its columns from the first record, and a DOI must be read on every row.
+    `fields` (source_fields) follow, only where a record has them: the import keeps every key
+    of a line in its record, and none of them takes a role (MERGED_MAPPING names the text and
+    label columns, the own columns come first for identifiers and citation, and _OWN_KEYS
+    holds "split")."""
     out: dict[str, Any] = {"title": title, "abstract": abstract}
     if labels is not None:
         out[MERGED_LABELS] = labels
@@ -397,4 +434,6 @@ def merged_record(*, title: str, abstract: str, labels: list[str] | None,
                 for kind in CITATION_KINDS})
     out[SOURCES_KEY] = sources
     out[MATCHED_BY_KEY] = list(matched_by or [])
+    for name, value in (fields or {}).items():
+        out.setdefault(name, value)
     return out
