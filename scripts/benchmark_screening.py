@@ -7,23 +7,50 @@ screening.selectors.record_next (the query alone); the screen page's next record
 save (services.decision_record, as decide.json calls it, with screen_progress, which its answer
 carries). Prints p50/p95/max in ms for each and the refresh's own duration.
 
+The refresh runs in a thread of this process by default (it then holds the GIL while it
+tokenises, which the product never does: there it runs on the inference worker), or, with
+`--refresh-in process`, in a process of its own, as the inference worker runs it.
+
     DJANGO_SETTINGS_MODULE=medlitbot_project.settings_test DATABASE_URL=sqlite:////tmp/b.sqlite3 \
-        .venv/bin/python manage.py migrate && ... .venv/bin/python scripts/benchmark_screening.py
+        .venv/bin/python manage.py migrate && ... .venv/bin/python scripts/benchmark_screening.py \
+        [--records 20000] [--min-calls 200] [--refresh-in thread|process]
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def main(records: int = 20_000) -> None:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="Next-record and save latency on a synthetic screening session while its "
+                    "ranker retrains. Needs DJANGO_SETTINGS_MODULE and a migrated database "
+                    "(DATABASE_URL): see the module's docstring.")
+    parser.add_argument("--records", type=int, default=20_000,
+                        help="records in the synthetic session (default 20000; 200 are decided)")
+    parser.add_argument("--min-calls", type=int, default=200,
+                        help="timed next-record/save pairs at least, even if the refresh "
+                             "ends first (default 200)")
+    parser.add_argument("--refresh-in", choices=("thread", "process"), default="thread",
+                        help="where the ranker refresh runs: a thread of this process "
+                             "(default; shares its GIL) or a process of its own, as the "
+                             "inference worker runs it")
+    args = parser.parse_args(argv)
+    if args.records <= 200 or args.min_calls < 1:
+        parser.error("--records must exceed the 200 decided records and --min-calls be >= 1")
+    return args
+
+
+def main(records: int = 20_000, min_calls: int = 200, refresh_in: str = "thread") -> None:
     import django
 
     django.setup()
@@ -52,7 +79,7 @@ def main(records: int = 20_000) -> None:
     session.exclude_terms = ["case report", "review"]
     session.ranker_every = 10**6  # the saves below must not ask for refreshes of their own
     session.save()
-    _measure(session, user, records)
+    _measure(session, user, records, min_calls=min_calls, refresh_in=refresh_in)
 
 
 def _percentiles(name: str, latencies: list[float]) -> str:
@@ -64,24 +91,53 @@ def _percentiles(name: str, latencies: list[float]) -> str:
             f"{name}_p95_ms={p95:.2f} {name}_max_ms={latencies[-1]:.2f}")
 
 
-def _measure(session, user, records: int) -> None:
+def _refresh_timed(session_id: int, took: Any) -> None:
+    """The ranker refresh, its duration put in `took` (a dict, or a queue from a process)."""
     from django.db import connection
 
-    from screening import ranking, selectors, services
+    from screening import ranking
+
+    if not isinstance(took, dict):
+        took.put("started")  # after Django's setup: the parent times from here
+    start = time.perf_counter()
+    ranking.ranker_refresh(session_id=session_id)
+    elapsed = time.perf_counter() - start
+    if isinstance(took, dict):
+        took["refresh"] = elapsed
+    else:
+        took.put(elapsed)
+    connection.close()
+
+
+def _refresh_process(session_id: int, took: Any) -> None:
+    """A spawned process's entry: Django set up afresh, as in a worker."""
+    import django
+
+    django.setup()
+    _refresh_timed(session_id, took)
+
+
+def _measure(session, user, records: int, *, min_calls: int, refresh_in: str) -> None:
+    import multiprocessing
+
+    from django.db import connection
+
+    from screening import selectors, services
     from screening.models import ScreeningSession
 
     took: dict[str, float] = {}
-
-    def refresh() -> None:
-        start = time.perf_counter()
-        ranking.ranker_refresh(session_id=session.pk)
-        took["refresh"] = time.perf_counter() - start
-        connection.close()
-
-    worker = threading.Thread(target=refresh)
+    if refresh_in == "process":
+        connection.close()  # the child opens its own; nothing is shared across the spawn
+        spawn = multiprocessing.get_context("spawn")
+        queue = spawn.Queue()
+        worker: Any = spawn.Process(target=_refresh_process, args=(session.pk, queue))
+    else:
+        worker = threading.Thread(target=_refresh_timed, args=(session.pk, took))
     worker.start()
+    if refresh_in == "process":
+        assert queue.get(timeout=300) == "started"
     query, page, save = [], [], []
-    while worker.is_alive() or len(query) < 200:
+    while worker.is_alive() or len(query) < min_calls:
         start = time.perf_counter()
         record = selectors.record_next(user=user, session=session)
         query.append((time.perf_counter() - start) * 1000)
@@ -91,12 +147,16 @@ def _measure(session, user, records: int) -> None:
         services.decision_record(user=user, record=record, values={"oncological": "no"})
         selectors.screen_progress(user=user, session=session)
         save.append((time.perf_counter() - start) * 1000)
+    if refresh_in == "process":
+        took["refresh"] = queue.get(timeout=60)
     worker.join()
-    print(f"records={records} ranker_refresh_s={took.get('refresh', 0):.1f} "
+    print(f"records={records} refresh_in={refresh_in} "
+          f"ranker_refresh_s={took.get('refresh', 0):.1f} "
           f"{_percentiles('next_record', query)} {_percentiles('next_json', page)} "
           f"{_percentiles('save', save)}")
     ScreeningSession.objects.filter(pk=session.pk).update(ranker_error="")
 
 
 if __name__ == "__main__":
-    main()
+    options = arguments()
+    main(records=options.records, min_calls=options.min_calls, refresh_in=options.refresh_in)
