@@ -99,17 +99,26 @@ if [ -z "${BASE_IMAGE:-}" ]; then
         BASE_IMAGE=python:3.11-slim-bookworm
     elif command -v debootstrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
         # No registry: Debian's own mirror (the one apt uses here) makes the base.
-        MIRROR="$(grep -hoE '^(deb|URIs:) *https?://[^ ]+' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null \
-                  | grep -v security | head -n 1 | sed -E 's/^(deb|URIs:) *//')"
-        MIRROR="${MIRROR:-http://deb.debian.org/debian}"
+        # apt's own list of what it fetches, not a grep of its files: those may be deb822
+        # .sources with no sources.list at all, and may name other vendors' "...-bookworm".
+        SUITES="$(apt-get indextargets --no-release-info --format '$(RELEASE) $(REPO_URI)' \
+                  'Created-By: Packages' 2>/dev/null | sort -u || true)"
+        MIRROR="$(printf '%s\n' "$SUITES" | awk '$1 == "bookworm" { print $2; exit }')"
+        MIRROR="${MIRROR:-http://deb.debian.org/debian/}"
+        SECURITY="$(printf '%s\n' "$SUITES" | awk '$1 == "bookworm-security" { print $2; exit }')"
         say "no local base and no registry: debootstrap bookworm from $MIRROR"
         nice -n "${BUILD_NICE:-10}" debootstrap --variant=minbase --include=ca-certificates \
             bookworm "$TMP/rootfs" "$MIRROR" > "$TMP/debootstrap.log" 2>&1 \
             || { tail -20 "$TMP/debootstrap.log"; fail "debootstrap"; }
         printf 'deb %s bookworm main\ndeb %s bookworm-updates main\n' "$MIRROR" "$MIRROR" \
             > "$TMP/rootfs/etc/apt/sources.list"
+        # The images' apt-get install then takes Debian's security fixes too.
+        if [ -n "$SECURITY" ]; then
+            printf 'deb %s bookworm-security main\n' "$SECURITY" >> "$TMP/rootfs/etc/apt/sources.list"
+        fi
         rm -rf "$TMP"/rootfs/var/cache/apt/archives/*.deb "$TMP"/rootfs/var/lib/apt/lists/*
-        tar -C "$TMP/rootfs" -c . | E import - "$LOCAL_BASE" >/dev/null
+        tar -C "$TMP/rootfs" -c . | "$ENGINE" import - "$LOCAL_BASE" > "$TMP/import.log" 2>&1 \
+            || { cat "$TMP/import.log"; fail "importing the base"; }
         rm -rf "$TMP/rootfs"
         BASE_IMAGE="$LOCAL_BASE"
     else
