@@ -6,6 +6,15 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 
+# Several pytest workers share the cores: torch's OpenMP threads beyond a worker's share wait at
+# every barrier for a descheduled sibling (the in-process tiny-BERT trainings ran slower at two
+# threads beside two busy workers than at one), so each worker's engine runs one thread, as the
+# Celery workers the suite starts already do (tests/plugins/worker.py). Set before torch loads;
+# an explicit setting wins.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0) > 1:
+    for _name in ("CPU_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, "1")
+
 # Each area of the suite keeps its fixtures in a plugin module of its own.
 pytest_plugins = [
     "tests.plugins.worker",
