@@ -145,7 +145,10 @@ class SimulationDetailApi(APIView):
 class SessionDetailApi(APIView):
     @extend_schema(summary="A session: progress, agreement per label, stopping", responses=None)
     def get(self, request: Request, pk: int) -> Response:
-        return Response(selectors.session_summary(session=_session(request, pk)))
+        session = _session(request, pk)
+        return Response(visibility.summary_for(
+            user=request.user, session=session,
+            summary=selectors.session_summary(session=session)))
 
 
 class NextRecordApi(APIView):

@@ -75,7 +75,9 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     session = selectors.session_get(user=request.user, pk=pk)
     page_project_show(request=request, project_id=session.project_id)
     return render(request, "screening/detail.html", {
-        "session": session, "summary": selectors.session_summary_for_page(session=session),
+        "session": session, "summary": visibility.summary_for(
+            user=request.user, session=session,
+            summary=selectors.session_summary_for_page(session=session)),
         # While blind only maintainers and owners see the conflicts (screening.visibility).
         "conflicts": (visibility.conflicts_for(user=request.user, session=session)
                       if visibility.conflicts_visible(user=request.user, session=session)
@@ -99,7 +101,7 @@ def screen_page(request: HttpRequest, pk: int) -> HttpResponse:
     page_project_show(request=request, project_id=session.project_id)
     return render(request, "screening/screen.html", {
         "session": session, "section": "screening",
-        "progress": selectors.screen_progress(user=request.user, session=session),
+        "progress": visibility.progress_for(user=request.user, session=session),
         "can": _can(request, session)})
 
 
@@ -130,7 +132,9 @@ def session_desk(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def summary_json(request: HttpRequest, pk: int) -> JsonResponse:
     session = selectors.session_get(user=request.user, pk=pk)
-    return JsonResponse(selectors.session_summary_for_page(session=session))
+    return JsonResponse(visibility.summary_for(
+        user=request.user, session=session,
+        summary=selectors.session_summary_for_page(session=session)))
 
 
 def _former_reviewer(view: Any) -> Any:
@@ -175,7 +179,7 @@ def recent_json(request: HttpRequest, pk: int) -> JsonResponse:
     session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.SCREEN)
     return JsonResponse({
         "records": selectors.decisions_recent(user=request.user, session=session),
-        "progress": selectors.screen_progress(user=request.user, session=session)})
+        "progress": visibility.progress_for(user=request.user, session=session)})
 
 
 @login_required
@@ -194,7 +198,7 @@ def decide_json(request: HttpRequest, pk: int) -> JsonResponse:
     except (ValueError, TypeError) as exc:  # ScreeningError is a ValueError
         return JsonResponse({"detail": str(exc)}, status=400)
     return JsonResponse({"saved": True, "record": record.pk, "progress":
-                         selectors.screen_progress(user=request.user, session=session)})
+                         visibility.progress_for(user=request.user, session=session)})
 
 
 def _act(request: HttpRequest, pk: int, action: str) -> HttpResponse:

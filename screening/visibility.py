@@ -53,6 +53,37 @@ def session_sight(*, user: Any, session: ScreeningSession) -> Sight:
                  user_id=getattr(user, "pk", None))
 
 
+def progress_for(*, user: Any, session: ScreeningSession) -> dict[str, int]:
+    """The screen page's counts as this person may read them (selectors.screen_progress)."""
+    own = session_sight(user=user, session=session).mode == policy.ScreeningSight.OWN
+    return selectors.screen_progress(user=user, session=session, by_reading=own)
+
+
+HIDDEN_WHILE_BLIND = "hidden from reviewers while blind"
+
+
+def summary_for(*, user: Any, session: ScreeningSession,
+                summary: dict[str, Any]) -> dict[str, Any]:
+    """The session summary (page, poll and API) as this person may read it.
+
+    Every figure drawn from final values or from pairs of decisions - records done, conflicts,
+    percent agreement and kappa, the stopping test's relevant counts and the panel's advice -
+    changes the moment a blind reviewer's answer meets the other's, so read just after their
+    own decision it says whether the other agreed. A blind reviewer gets instead the records
+    read by every reviewer, and per label how many were read twice; the rest is None, [] or
+    HIDDEN_WHILE_BLIND. Viewers and those who see everything get the summary unchanged.
+    """
+    if session_sight(user=user, session=session).mode != policy.ScreeningSight.OWN:
+        return summary
+    read = selectors.records_read_by_all(session=session)
+    return {**summary, "done": read, "remaining": summary["records"] - read,
+            "conflicts": None, "stopping": [], "stopping_panel": None,
+            "agreement": [{"label": row["label"], "n": row["n"], "percent_agreement": None,
+                           "kappa": None, "kappa_low": None, "kappa_high": None,
+                           "kappa_display": HIDDEN_WHILE_BLIND}
+                          for row in summary["agreement"]]}
+
+
 def conflicts_visible(*, user: Any, session: ScreeningSession) -> bool:
     return policy.screening_conflicts_visible(
         role=policy.role_of(user=user, project=session.project_id),

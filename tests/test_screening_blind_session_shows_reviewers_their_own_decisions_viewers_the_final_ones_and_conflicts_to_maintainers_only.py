@@ -5,6 +5,7 @@ the conflicts API and the pages. The owner ends blinding, and that is logged."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from projects.models import Activity
-from screening import services
+from screening import selectors, services
 from screening.models import ScreeningSession
 from tests.screening_review_support import (
     both_decide,
@@ -183,3 +184,54 @@ def test_the_decide_api_does_not_tell_a_blind_reviewer_whether_the_other_agreed(
     answer = api.post(reverse("api:screening_decide", args=[session.pk]), {
         "record": record.pk, "values": {"oncological": "yes"}}, format="json")
     assert answer.json()["final"] == {"oncological": "yes"}
+
+
+def test_a_blind_reviewers_counts_do_not_tell_whether_the_other_agreed(team) -> None:  # noqa: F811
+    """Counts read just after one's own answer must not change with the other's: done (final
+    values), conflicts, agreement and the stopping test would. A blind reviewer's page, poll,
+    screen-page progress and API count the records read by every reviewer instead."""
+    session = dual_session_make(team, cited_dataset_make(team))
+    total = session.records.count()
+    rita = client_of(team.reviewer)
+    progress = []
+    for remy_said in ("no", "yes"):  # the first a conflict, the second an agreement
+        record = selectors.record_next(user=team.reviewer, session=session)
+        services.decision_record(user=team.reviewer2, record=record,
+                                 values={"oncological": remy_said})
+        answer = rita.post(reverse("screening:decide_json", args=[session.pk]), json.dumps(
+            {"record": record.pk, "values": {"oncological": "yes"}}),
+            content_type="application/json")
+        assert answer.status_code == 200, answer.content
+        progress.append(answer.json()["progress"])
+    # One more done after each, conflict or not.
+    assert [(p["done"], p["remaining"]) for p in progress] == [(1, total - 1), (2, total - 2)]
+
+    api = APIClient()
+    api.force_authenticate(team.reviewer)
+    for summary in (rita.get(reverse("screening:summary_json", args=[session.pk])).json(),
+                    api.get(reverse("api:screening_detail", args=[session.pk])).json()):
+        assert (summary["done"], summary["remaining"]) == (2, total - 2)
+        assert summary["conflicts"] is None
+        assert summary["stopping"] == []
+        assert summary["stopping_panel"] is None
+        [row] = summary["agreement"]
+        assert row["n"] == 2  # read twice: says nothing of what was said
+        assert (row["percent_agreement"], row["kappa"]) == (None, None)
+    page = rita.get(reverse("screening:detail", args=[session.pk])).content.decode()
+    assert 'id="stopping-hidden"' in page
+    assert 'id="stopping-table"' not in page
+    assert "50.0%" not in page
+
+    # The maintainer, who resolves, sees the real figures; so does a viewer (final values).
+    for person in (team.maintainer, team.viewer):
+        summary = client_of(person).get(reverse("screening:summary_json",
+                                                args=[session.pk])).json()
+        assert summary["done"] == 1
+        assert summary["agreement"][0]["percent_agreement"] == 50.0
+        assert summary["stopping"][0]["label"] == "oncological"
+    assert client_of(team.maintainer).get(reverse(
+        "screening:summary_json", args=[session.pk])).json()["conflicts"] == 1
+    # Ended blinding, rita sees them too.
+    services.session_blinding_end(user=team.owner, session=session)
+    assert rita.get(reverse("screening:summary_json",
+                            args=[session.pk])).json()["conflicts"] == 1
