@@ -139,6 +139,11 @@ MODEL_ARTIFACT_ROOT = env.path("MODEL_ARTIFACT_ROOT", default=BASE_DIR / "model_
 MEDLITBOT_MODEL_DIR = env.path("MEDLITBOT_MODEL_DIR", default=BASE_DIR / "models")
 ALLOW_MODEL_DOWNLOAD = env.bool("ALLOW_MODEL_DOWNLOAD", default=False)
 MODEL_DOWNLOAD_TIMEOUT = env.float("MODEL_DOWNLOAD_TIMEOUT", default=120.0)
+# Encoder outputs kept between trials, searches and jobs, bounded (classification/engine/
+# embedding_cache.py); 0 MB turns the cache off.
+EMBEDDING_CACHE_DIR = env.path("EMBEDDING_CACHE_DIR",
+                               default=str(MODEL_ARTIFACT_ROOT("embedding_cache")))
+EMBEDDING_CACHE_MB = env.int("EMBEDDING_CACHE_MB", default=2048)
 
 LOG_DIR = env.path("LOG_DIR", default=BASE_DIR / "logs")
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .artifacts import atomic_save
 from .base import BaseClassifier
+from .embedding_cache import EmbeddingCache, encoder_key
 from .sklearn_files import parts_load, parts_save
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
 
@@ -143,6 +144,8 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
     def __init__(self, model_type: str, device_plan: Any = None) -> None:
         super().__init__(model_type, device_plan)
         self._encoder: Any = None
+        self._cache_key: str | None = None
+        self._fitting = False
         # Set by a search to one dict shared by its trials: the encoder is frozen, so a trial
         # that only changes C, or scores another cross-validation fold, reuses each text's
         # embedding (minutes on a CPU) instead of recomputing it.
@@ -155,10 +158,11 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
             progress_cb: ProgressCallback, should_stop: ShouldStop) -> dict[str, Any]:
         # Embedding reports, and honours a stop, per batch (_embedded); only while fitting.
         self.progress_cb, self.should_stop = progress_cb, should_stop
+        self._fitting = True
         try:
             return super().fit(train, val, config, progress_cb, should_stop)
         finally:
-            self.should_stop = None
+            self.should_stop, self._fitting = None, False
 
     def _encoder_parts(self) -> Any:
         if self._encoder is None and self.shared_cache is not None:
@@ -196,12 +200,19 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
             {} if self.shared_cache is None
             else self.shared_cache.setdefault(("embeddings", max_length), {}))
         missing = list(dict.fromkeys(t for t in texts if t not in cache))
+        disk = self._disk_cache(max_length) if missing else None
+        if disk is not None:
+            cache.update(disk.get(missing))
+            missing = [t for t in missing if t not in cache]
+            self.timings["embedding_cache_hits"] = float(disk.hits)
         if missing:
             model, tokenizer, plan = self._encoder_parts()
             started = time.perf_counter()
             vectors = encode_mean_pooled(model, tokenizer, missing, plan, max_length=max_length,
                                          on_batch=self._embedded)
             cache.update(zip(missing, vectors, strict=True))
+            if disk is not None:
+                disk.put(dict(zip(missing, vectors, strict=True)))
             # A search keeps aside the time its winner needs to embed the test split.
             self.timings["embed_seconds_per_text"] = (time.perf_counter() - started) / len(missing)
             if self.shared_cache is not None:
@@ -212,6 +223,22 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
 
     def _fit_features(self, texts: list[str]) -> Any:
         return self._features(texts)
+
+    def _disk_cache(self, max_length: int) -> EmbeddingCache | None:
+        """The deployment's embedding cache for this encoder while fitting, else None: a model
+        loaded to predict carries the folder of the node that trained it in its manifest, and
+        a batch's texts are seldom embedded twice."""
+        config = self.config
+        if (not self._fitting or config is None or not config.embedding_cache_dir
+                or config.embedding_cache_mb <= 0):
+            return None
+        if self._cache_key is None:
+            from .loading import resolve_model_dir
+
+            self._cache_key = encoder_key(model_dir=resolve_model_dir(self.model_type, config),
+                                          max_length=max_length)
+        return EmbeddingCache(config.embedding_cache_dir, encoder=self._cache_key,
+                              max_bytes=config.embedding_cache_mb * 1024 * 1024)
 
     def save(self, path: str) -> None:
         def write(tmp: Path) -> None:

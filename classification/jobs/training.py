@@ -82,6 +82,8 @@ def build_config(job: TrainingJob, writer: ProgressWriter) -> ml_models.TrainCon
     config.allow_download = bool(settings.ALLOW_MODEL_DOWNLOAD)
     config.download_timeout = float(settings.MODEL_DOWNLOAD_TIMEOUT)
     config.model_dir = str(settings.MEDLITBOT_MODEL_DIR)
+    config.embedding_cache_dir = str(settings.EMBEDDING_CACHE_DIR)
+    config.embedding_cache_mb = int(settings.EMBEDDING_CACHE_MB)
     member_ids = job.ml_model.parameters.get("member_ids")
     if job.ml_model.model_type == "ensemble" and member_ids:
         # The members as this node has them: the paths the web saw may not exist here.
