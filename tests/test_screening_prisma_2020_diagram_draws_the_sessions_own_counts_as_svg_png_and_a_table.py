@@ -7,17 +7,23 @@ PNG is a PNG; the session page shows the counts as a table, not raw JSON."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from dataset_management.models import Dataset
 from screening import export, fulltext, services
 from screening.models import ScreeningSession
+from tests.plugins.datasets import ROOT
 from tests.screening_review_support import CITED_ROWS, cited_dataset_make, client_of
 from tests.screening_support import team  # noqa: F401
 
 pytestmark = pytest.mark.django_db
+DEDUP_FILES = [ROOT / "tests" / "fixtures" / "dedup" / name
+               for name in ("pubmed_search.nbib", "embase_search.ris", "scopus_search.csv")]
 SIX = [*CITED_ROWS, ("31000005", "10.1000/x.5", "Ito H", "2022", "NEJM",
                      "Colon polyps were removed early. Bleeding was rare."),
        ("31000006", "", "Roe P", "2015", "Gut", "Gastric ulcers healed faster. Pain eased.")]
@@ -116,3 +122,29 @@ def test_the_counts_read_as_a_table_linked_from_the_session_page(reviewed,
     for key, value in EXPECTED.items():
         assert f'data-key="{key}">{value}<' in html.replace("<strong>", ""), key
     assert "Wrong population" in html
+
+
+def test_a_merged_collection_is_identified_per_file_with_its_duplicates_removed(
+        user, media_root) -> None:
+    """Three exports of one search merged on import (tests/fixtures/dedup, 21 records, 6
+    duplicates): PRISMA's first box names each file with its count, the second the duplicates,
+    and the records screened start from the 15 kept."""
+    call_command("import_dataset", *map(str, DEDUP_FILES), "--name", "Living review",
+                 "--owner", user.username, "--unlabelled", stdout=StringIO())
+    dataset = Dataset.objects.get(name="Living review")
+    session = services.session_create(user=user, dataset=dataset, name="Merged",
+                                      labels=["included"])
+    counts = export.prisma_counts(session)
+    assert counts["sources"] == [{"name": "pubmed_search.nbib", "identified": 7},
+                                 {"name": "embase_search.ris", "identified": 8},
+                                 {"name": "scopus_search.csv", "identified": 6}]
+    assert (counts["identified"], counts["duplicates_removed"], counts["records"]) == (21, 6, 15)
+    assert counts["duplicates_note"] == ""
+    api = APIClient()
+    api.force_authenticate(user)
+    text = _svg_text(api.get(reverse("api:screening_export",
+                                     args=[session.pk, "prisma-svg"])).content.decode())
+    for line in ("Records identified (n = 21)", "pubmed_search.nbib (n = 7)",
+                 "embase_search.ris (n = 8)", "scopus_search.csv (n = 6)",
+                 "Duplicate records removed (n = 6)", "Not yet screened (n = 15)"):
+        assert line in text, line
