@@ -35,10 +35,11 @@ def team_with_records(owner: Any, count: int, titles: list[str] | None = None) -
     return team
 
 
-def browser_page(browser: Any, url: str, username: str, errors: list[str]) -> Any:
-    """A logged-in page in a context of its own; script errors (CSP refusals too) go to
-    `errors`."""
-    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+def browser_page(browser: Any, url: str, username: str, errors: list[str],
+                 **context: Any) -> Any:
+    """A logged-in page in a context of its own (`context`: playwright's options, such as
+    timezone_id or locale); script errors (CSP refusals too) go to `errors`."""
+    page = browser.new_context(viewport={"width": 1280, "height": 900}, **context).new_page()
     page.set_default_timeout(20_000)
     page.on("console", lambda m: m.type == "error" and errors.append(f"{username}: {m.text}"))
     page.on("pageerror", lambda e: errors.append(f"{username}: {e}"))
