@@ -17,6 +17,7 @@ columns: the kept record's value first, a duplicate's for a field it lacks.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from array import array
@@ -291,9 +292,15 @@ def source_fields(record: Any, *, texts: tuple[str, ...] = ()) -> dict[str, Any]
         return {}
     texts = tuple(text for text in texts if text)
     return {name: value for name, value in record.items()
-            if name != RECORD_KEY and name_key(name) not in _OWN_KEYS
-            and value not in (None, "", [], {})
+            if value not in (None, "", [], {}) and not _own(name)
             and not (isinstance(value, str) and value.strip() in texts)}
+
+
+@functools.lru_cache(maxsize=4096)
+def _own(name: str) -> bool:
+    """Whether the merged file's own columns carry a field of this name (every record of a
+    file has the same few names: name_key's regex runs once for each, not once per record)."""
+    return name == RECORD_KEY or name_key(name) in _OWN_KEYS
 
 
 
