@@ -139,8 +139,7 @@ MODEL_ARTIFACT_ROOT = env.path("MODEL_ARTIFACT_ROOT", default=BASE_DIR / "model_
 MEDLITBOT_MODEL_DIR = env.path("MEDLITBOT_MODEL_DIR", default=BASE_DIR / "models")
 ALLOW_MODEL_DOWNLOAD = env.bool("ALLOW_MODEL_DOWNLOAD", default=False)
 MODEL_DOWNLOAD_TIMEOUT = env.float("MODEL_DOWNLOAD_TIMEOUT", default=120.0)
-# Encoder outputs kept between trials, searches and jobs, bounded (classification/engine/
-# embedding_cache.py); 0 MB turns the cache off.
+# Encoder outputs kept between jobs (classification/engine/embedding_cache.py); 0 MB: off.
 EMBEDDING_CACHE_DIR = env.path("EMBEDDING_CACHE_DIR",
                                default=str(MODEL_ARTIFACT_ROOT("embedding_cache")))
 EMBEDDING_CACHE_MB = env.int("EMBEDDING_CACHE_MB", default=2048)
@@ -170,26 +169,22 @@ MAX_UPLOAD_SIZE = MAX_UPLOAD_SIZE_MB * 1024 * 1024
 # An import stops at the first row past either cap, naming it (dataset_management/readers).
 DATASET_MAX_ROWS = env.int("DATASET_MAX_ROWS", default=2_000_000)
 DATASET_MAX_ROW_BYTES = env.int("DATASET_MAX_ROW_BYTES", default=1024 * 1024)
-# A compressed upload (.xml.gz, an XLSX's parts) stops at this many inflated MB, counted while it
-# streams (dataset_management/readers/bounded.py); real PubMed XML compresses about 8-10x.
+# Inflated MB a compressed upload (.xml.gz, XLSX) may reach as it streams; PubMed XML packs 8-10x.
 DATASET_MAX_DECOMPRESSED_MB = env.int("DATASET_MAX_DECOMPRESSED_MB",
                                       default=10 * MAX_UPLOAD_SIZE_MB)
 # POST /api/models/<pk>/predict/ answers inline up to this many texts; more become a batch job
 # on the inference worker (202 + Location), so a web process never classifies for minutes.
 SYNC_PREDICT_MAX_TEXTS = env.int("SYNC_PREDICT_MAX_TEXTS", default=64)
-# RIS exports (batch results, predict --out, datasets) add each label as a KW keyword behind
-# this prefix ("MedLitBot:cardiology"), so a reference manager shows them apart from the
-# record's own keywords; the probabilities go in an N1 note behind it too.
+# RIS exports add each label as a KW keyword behind this prefix ("MedLitBot:cardiology"), apart
+# from the record's own keywords in a reference manager; the probabilities go in an N1 note.
 EXPORT_LABEL_PREFIX = env.str("EXPORT_LABEL_PREFIX", default="MedLitBot:")
 # Uploads larger than this spill to a temp file instead of RAM.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # The first handler counts the bytes as they stream and stops the upload at MAX_UPLOAD_SIZE, also
 # for a chunked body that declared no length (core/uploads.py); the other two store the file.
-FILE_UPLOAD_HANDLERS = [
-    "core.uploads.SizeLimitedUploadHandler",
-    "django.core.files.uploadhandler.MemoryFileUploadHandler",
-    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
-]
+FILE_UPLOAD_HANDLERS = ["core.uploads.SizeLimitedUploadHandler",
+                        "django.core.files.uploadhandler.MemoryFileUploadHandler",
+                        "django.core.files.uploadhandler.TemporaryFileUploadHandler"]
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 # --- Training supervision ---------------------------------------------------------------------

@@ -204,7 +204,8 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
         if disk is not None:
             cache.update(disk.get(missing))
             missing = [t for t in missing if t not in cache]
-            self.timings["embedding_cache_hits"] = float(disk.hits)
+            self.timings["embedding_cache_hits"] = (
+                self.timings.get("embedding_cache_hits", 0.0) + disk.hits)
         if missing:
             model, tokenizer, plan = self._encoder_parts()
             started = time.perf_counter()

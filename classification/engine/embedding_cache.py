@@ -25,6 +25,7 @@ import hashlib
 import logging
 import os
 import tempfile
+import time
 import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -110,6 +111,7 @@ class EmbeddingCache:
             with os.fdopen(handle, "wb") as out:
                 np.savez(out, keys=keys, vectors=stacked)
             os.replace(temporary, self.folder / f"{name}.npz")
+            _touch(self.folder / f"{name}.npz")
         except OSError as error:  # a full or read-only disk: the job goes on uncached
             logger.warning("embedding cache: could not write %s: %s", self.folder, error)
             return
@@ -160,5 +162,8 @@ def _mtime(path: Path) -> int:
 
 
 def _touch(path: Path) -> None:
+    # An explicit time: the kernel stamps files from a coarse clock (a few ms), and two blocks
+    # used within one tick would tie, leaving least-recently-used to chance.
+    now = time.time_ns()
     with contextlib.suppress(OSError):  # trimmed by another process meanwhile
-        os.utime(path)
+        os.utime(path, ns=(now, now))

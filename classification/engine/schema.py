@@ -236,15 +236,11 @@ class TrainConfig:
     download_timeout: float = setting(120.0, help="MODEL_DOWNLOAD_TIMEOUT seconds.",
                                       minimum=1.0, maximum=86400.0, who=DEPLOYMENT,
                                       kinds=ENCODER_KINDS)
-    # Root folder holding pre-placed model dirs (MEDLITBOT_MODEL_DIR/<model_type>).
     model_dir: str | None = setting(None, help="MEDLITBOT_MODEL_DIR.", who=DEPLOYMENT,
                                      kinds=ENCODER_KINDS)
     # Encoder outputs kept between trials, searches and jobs (engine/embedding_cache.py).
-    embedding_cache_dir: str | None = setting(None, help="EMBEDDING_CACHE_DIR.", who=DEPLOYMENT,
-                                              kinds=frozenset({EMBEDDING, SEARCH}))
-    embedding_cache_mb: int = setting(2048, help="EMBEDDING_CACHE_MB.", minimum=0,
-                                      maximum=10_000_000, who=DEPLOYMENT,
-                                      kinds=frozenset({EMBEDDING, SEARCH}))
+    embedding_cache_dir: str | None = setting(None, help="EMBEDDING_CACHE_DIR.", who=DEPLOYMENT)
+    embedding_cache_mb: int = setting(2048, help="EMBEDDING_CACHE_MB.", who=DEPLOYMENT)
     # An SQLAlchemy URL for Optuna's storage: the app's own database, never stored in a job.
     search_storage: str = setting("", help="Where search studies live (the app's database).",
                                   who=DEPLOYMENT, kinds=frozenset({SEARCH}))
