@@ -42,7 +42,14 @@ def test_evaluate_prints_one_json_summary_line(trained, tmp_path: Path) -> None:
     assert summary["n"] == 200
     assert 0 <= summary["micro_f1"] <= 1
     assert "macro_f1" in summary
-    assert "per_label" in json.loads((tmp_path / "m.json").read_text())
+    full = json.loads((tmp_path / "m.json").read_text())
+    assert "per_label" in full
+    # calibration as measured on the evaluated file: top-label or per-pair ECE in 15 bins, and
+    # the Brier score, both from the probabilities the model gives these 200 rows
+    assert 0 <= full["ece"] <= 1
+    assert full["calibration"]["bins"] == 15
+    assert 0 <= full["brier"] <= 1
+    assert full["calibration"]["curve_after"]
     assert Dataset.objects.count() == datasets
 
 

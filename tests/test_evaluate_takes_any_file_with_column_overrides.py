@@ -165,6 +165,9 @@ def test_web_upload_in_the_training_layout_starts_at_once_and_its_page_shows_the
     html = client_of.get(response["Location"]).content.decode()
     assert 'id="evaluation"' in html
     assert "Micro-F1" in html
+    # calibration as measured on this file, beside the scores
+    assert "ECE (15 bins)" in html
+    assert "Brier score" in html
     assert '<option value="dx" selected>' in html  # the columns used, ready to change
     assert "as the model was trained" in html
 

@@ -146,6 +146,7 @@ class BaseClassifier(ABC):
                                         method=self.calibration.method)
             metrics["calibration"] = report
             metrics["ece"], metrics["ece_uncalibrated"] = report["ece_after"], report["ece_before"]
+            metrics["brier"] = report["brier_after"]
             metrics["decision_thresholds"] = self._thresholds_report(truth, prob)
         return metrics
 

@@ -340,6 +340,18 @@ def reliability_curve(confidence: np.ndarray, correct: np.ndarray,
             for b in range(bins) if (index == b).any()]
 
 
+def brier_score(prob: np.ndarray, truth: np.ndarray, multi_label: bool) -> float | None:
+    """Mean squared distance of the probabilities from the 0/1 truth: per article summed over
+    its classes (single-label, Brier's own form), per article-label pair (multi-label, as each
+    label is its own yes/no). Unlike ECE it has no bins, so it also rewards sharp, right
+    probabilities."""
+    prob = np.asarray(prob, dtype=np.float64)
+    if not prob.size:
+        return None
+    squared = (prob - np.asarray(truth, dtype=np.float64)) ** 2
+    return float(squared.mean() if multi_label else squared.sum(axis=1).mean())
+
+
 def calibration_report(*, raw: np.ndarray, calibrated: np.ndarray, truth: np.ndarray,
                        multi_label: bool, method: str) -> dict[str, Any]:
     """ECE and reliability points before and after calibration, on one split."""
@@ -351,6 +363,8 @@ def calibration_report(*, raw: np.ndarray, calibrated: np.ndarray, truth: np.nda
         "events": "top class" if not multi_label else "every article-label pair",
         "ece_before": expected_calibration_error(*before),
         "ece_after": expected_calibration_error(*after),
+        "brier_before": brier_score(raw, truth, multi_label),
+        "brier_after": brier_score(calibrated, truth, multi_label),
         "curve_before": reliability_curve(*before),
         "curve_after": reliability_curve(*after),
     }

@@ -77,7 +77,8 @@ def metric_rows(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
     names = [
         ("micro_f1", "Micro-F1"), ("macro_f1", "Macro-F1"), ("accuracy", "Accuracy"),
         ("subset_accuracy", "Subset accuracy"), ("hamming_loss", "Hamming loss"),
-        ("weighted_f1", "Weighted F1"), ("n", "Test examples"),
+        ("weighted_f1", "Weighted F1"), ("ece", "ECE (15 bins)"), ("brier", "Brier score"),
+        ("n", "Test examples"),
     ]
     return [(label, metrics[key]) for key, label in names if metrics.get(key) is not None]
 
