@@ -10,7 +10,9 @@ each distinct article is a demo article with a cohort number in its title and ab
 and abstract, no year, no DOI: to be merged with no one asked), and `--near` copies four years
 later, half with one word added to the abstract (the "high" band), half with another article's
 abstract (the "low" band): to be listed, never merged. The articles and near copies are a RIS
-file with years and DOIs.
+file with years and DOIs. A low-band copy holds its other article's abstract word for word, so
+the abstract rule pairs it with that article too (kept apart by their DOIs): more pairs are
+listed than planted (2,528 for the default 2,000).
 
 Phases, each timed, in one process with its own SQLite database and MEDIA_ROOT:
 1. dedup: collection_merge over both files (the matcher, the three passes, the merged file);
@@ -99,11 +101,22 @@ def django_setup(tmp: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--records", type=int, default=100_000)
-    parser.add_argument("--duplicates", type=int, default=10_000)
-    parser.add_argument("--near", type=int, default=2_000)
-    parser.add_argument("--apply", action="store_true")
+    parser = argparse.ArgumentParser(
+        description="Time deduplication and the near-match list of a collection of N records "
+                    "(issue 38's target: 100,000 in under 2 minutes and 1 GB). The module's "
+                    "docstring describes the records and the phases.")
+    parser.add_argument("--records", type=int, default=100_000,
+                        help="records in all, over both files (default: %(default)s)")
+    parser.add_argument("--duplicates", type=int, default=10_000,
+                        help="of them, copies in a CSV without year or DOI, to be merged with "
+                             "no one asked (default: %(default)s)")
+    parser.add_argument("--near", type=int, default=2_000,
+                        help="of them, copies four years later, half almost the same text, half "
+                             "another article's abstract: listed, never merged (default: "
+                             "%(default)s)")
+    parser.add_argument("--apply", action="store_true",
+                        help="also time 'merge all in the high band, keep the low apart' as "
+                             "one new version")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="medlitbot-near-bench-"))
     search, colleague = write_files(tmp, records=args.records, duplicates=args.duplicates,

@@ -2,7 +2,8 @@
 its CSV export has columns for the MeSH headings, publication types and keywords after its own
 (PMCID, journal and authors as well), its JSON Lines export carries the whole record, and the
 dataset page lists the fields under each sample. A RIS import's CSV export carries the record's
-tags (rispy's names: type of reference, keywords) as columns."""
+tags (rispy's names: type of reference, keywords) as columns, and its JSON Lines export the
+whole entry."""
 
 from __future__ import annotations
 
@@ -59,3 +60,8 @@ def test_a_ris_csv_export_carries_the_records_tags(alice_client, import_file) ->
     assert {"type_of_reference", "keywords"} <= set(rows[0])
     statins = next(row for row in rows if row["title"] == "Statins after myocardial infarction")
     assert (statins["type_of_reference"], statins["keywords"]) == ("JOUR", "cardiovascular")
+
+    lines = [json.loads(line) for line in download(alice_client, dataset, "jsonl").splitlines()]
+    record = next(line["record"] for line in lines
+                  if line["title"] == "Statins after myocardial infarction")
+    assert (record["type_of_reference"], record["keywords"]) == ("JOUR", ["cardiovascular"])
