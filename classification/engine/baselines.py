@@ -144,7 +144,6 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
     def __init__(self, model_type: str, device_plan: Any = None) -> None:
         super().__init__(model_type, device_plan)
         self._encoder: Any = None
-        self._cache_key: str | None = None
         self._fitting = False
         # Set by a search to one dict shared by its trials: the encoder is frozen, so a trial
         # that only changes C, or scores another cross-validation fold, reuses each text's
@@ -200,7 +199,10 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
             {} if self.shared_cache is None
             else self.shared_cache.setdefault(("embeddings", max_length), {}))
         missing = list(dict.fromkeys(t for t in texts if t not in cache))
-        disk = self._disk_cache(max_length) if missing else None
+        # While fitting only: a model loaded to predict carries the folder of the node that
+        # trained it in its manifest, and a batch's texts are seldom embedded twice.
+        disk = (embedding_disk_cache(config=self.config, model_type=self.model_type)
+                if missing and self._fitting else None)
         if disk is not None:
             cache.update(disk.get(missing))
             missing = [t for t in missing if t not in cache]
@@ -218,28 +220,16 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
             self.timings["embed_seconds_per_text"] = (time.perf_counter() - started) / len(missing)
             if self.shared_cache is not None:
                 self.shared_cache["embed_seconds_per_text"] = self.timings["embed_seconds_per_text"]
+                # what each trial spent embedding, which the next trials will not spend again
+                self.shared_cache["embed_seconds_total"] = (
+                    self.shared_cache.get("embed_seconds_total", 0.0)
+                    + time.perf_counter() - started)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([cache[t] for t in texts])
 
     def _fit_features(self, texts: list[str]) -> Any:
         return self._features(texts)
-
-    def _disk_cache(self, max_length: int) -> EmbeddingCache | None:
-        """The deployment's embedding cache for this encoder while fitting, else None: a model
-        loaded to predict carries the folder of the node that trained it in its manifest, and
-        a batch's texts are seldom embedded twice."""
-        config = self.config
-        if (not self._fitting or config is None or not config.embedding_cache_dir
-                or config.embedding_cache_mb <= 0):
-            return None
-        if self._cache_key is None:
-            from .loading import resolve_model_dir
-
-            self._cache_key = encoder_key(model_dir=resolve_model_dir(self.model_type, config),
-                                          max_length=max_length)
-        return EmbeddingCache(config.embedding_cache_dir, encoder=self._cache_key,
-                              max_bytes=config.embedding_cache_mb * 1024 * 1024)
 
     def save(self, path: str) -> None:
         def write(tmp: Path) -> None:
@@ -257,6 +247,31 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
         clf._restore(manifest)
         clf.head = parts_load(folder=Path(path), names=("head",))["head"]
         return clf
+
+
+def embedding_disk_cache(*, config: TrainConfig | None, model_type: str
+                         ) -> EmbeddingCache | None:
+    """The deployment's embedding cache for `model_type`'s encoder at the config's max_length,
+    or None where the deployment keeps none."""
+    if config is None or not config.embedding_cache_dir or config.embedding_cache_mb <= 0:
+        return None
+    from .loading import resolve_model_dir
+
+    key = encoder_key(model_dir=resolve_model_dir(model_type, config),
+                      max_length=config.max_length)
+    return EmbeddingCache(config.embedding_cache_dir, encoder=key,
+                          max_bytes=config.embedding_cache_mb * 1024 * 1024)
+
+
+def embeddings_warm(*, cache: dict[Any, Any], config: TrainConfig, model_type: str,
+                    texts: list[str]) -> int:
+    """Load into a search's shared `cache` what the disk cache holds of `texts`; how many."""
+    disk = embedding_disk_cache(config=config, model_type=model_type)
+    if disk is None or not texts:
+        return 0
+    found = disk.get(texts)
+    cache.setdefault(("embeddings", config.max_length), {}).update(found)
+    return len(found)
 
 
 def _headline(metrics: dict[str, Any]) -> dict[str, Any]:

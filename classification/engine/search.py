@@ -162,8 +162,7 @@ class SearchRun(SearchOutcome):
         return optuna.storages.RDBStorage(url, engine_kwargs=kwargs)
 
     def _trials(self) -> list[Any]:
-        """The study's trials, read from storage once after each change: the schedule, the
-        estimates and the leaderboard all ask, and each read copies every trial."""
+        """The study's trials, read once after each change (each read copies every trial)."""
         if self._finished is None:
             self._finished = self.study.get_trials(deepcopy=False)
         return self._finished
@@ -184,8 +183,7 @@ class SearchRun(SearchOutcome):
         return self.budget - self.spent()
 
     def reserve(self) -> float:
-        """Seconds kept for after the search: the job scores the test split with the winner,
-        saves it and loads it back, at worst as slowly as the slowest kind kept so far."""
+        """Seconds kept to score the test split with the winner, save it and load it back."""
         return FINISH_SECONDS + max((self.finish_cost.get(k, 0.0) for k in self.best),
                                     default=0.0)
 
@@ -205,6 +203,7 @@ class SearchRun(SearchOutcome):
 
     def run(self) -> tuple[BaseClassifier, dict[str, Any]]:
         self._recover()
+        self._warm_embeddings()
         self._report(f"Search: {', '.join(self.choices[:-1])}; "
                      f"{self.remaining() / 60:.1f} of {self.budget / 60:g} min left")
         while not self.should_stop():
@@ -442,7 +441,8 @@ class SearchRun(SearchOutcome):
                                              rows=rows, fits_of=self._fits)
         return search_estimates.trial_seconds(
             spec=spec, settings=settings or search_space.defaults(spec), trials=self._trials(),
-            device_plan=plan, rows=rows, fits=self._fits(spec), slowdown=slowdown)
+            device_plan=plan, rows=rows, fits=self._fits(spec), slowdown=slowdown,
+            cache=self.shared_cache, texts=self.embed_texts)
 
 
 def _short(settings: dict[str, Any]) -> str:

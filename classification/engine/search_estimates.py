@@ -17,21 +17,38 @@ GPU_SPEEDUP = {"cuda": 25.0, "mps": 4.0}
 
 
 def trial_seconds(*, spec: ModelSpec, settings: dict[str, Any], trials: list[Any],
-                  device_plan: Any, rows: int, fits: int = 1, slowdown: float = 1.0) -> float:
+                  device_plan: Any, rows: int, fits: int = 1, slowdown: float = 1.0,
+                  cache: dict[Any, Any] | None = None, texts: list[str] | None = None) -> float:
     """Seconds a trial of `spec` at `settings` takes, given the study's `trials` so far, the
     `rows` (train and validation) each fit reads and scores, and the `fits` a trial makes
     (cross-validation's folds and the kept model's own fit). Before the kind has a measured
     trial, the registry's figure times `slowdown` (how much slower than their figures the
-    other kinds ran here: a loaded machine)."""
+    other kinds ran here: a loaded machine).
+
+    An embedding kind pays its encoder only for the `texts` the search's shared `cache` does
+    not hold yet (an earlier trial's, or the disk cache's): a measured trial's time less what
+    it spent embedding, plus the texts left at the measured seconds per text."""
     units = search_space.work_units(spec, settings)
+    left = (embedding_uncached(cache=cache, texts=texts)
+            if spec.kind == "embedding" and cache is not None and texts is not None else None)
     measured = [t for t in trials if t.params.get("model_type") == spec.key
                 and t.user_attrs.get("seconds") and t.value is not None]
     if measured:
         last = measured[-1]
         done = search_space.work_units(spec, search_space.unprefixed(last.params))
-        return float(last.user_attrs["seconds"]) * units / done
+        if left is None:
+            return float(last.user_attrs["seconds"]) * units / done
+        head = float(last.user_attrs["seconds"]) - float(last.user_attrs.get("embed_seconds", 0))
+        per_text = float((cache or {}).get("embed_seconds_per_text", 0.0))
+        return max(0.0, head) * units / done + left * per_text
     return slowdown * prior_seconds(spec=spec, settings=settings, device_plan=device_plan,
-                                    rows=rows, fits=fits)
+                                    rows=rows if left is None else left, fits=fits)
+
+
+def embedding_uncached(*, cache: dict[Any, Any], texts: list[str]) -> int:
+    """How many of `texts` no embedding in a search's shared cache covers yet."""
+    held = [v for k, v in cache.items() if isinstance(k, tuple) and k[:1] == ("embeddings",)]
+    return sum(1 for t in dict.fromkeys(texts) if not any(t in h for h in held))
 
 
 def prior_seconds(*, spec: ModelSpec, settings: dict[str, Any], device_plan: Any, rows: int,

@@ -8,11 +8,12 @@ run's study, folders and kept models.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import time
 from typing import Any
 
-from . import search_scoring, search_space
+from . import metadata_rows, search_scoring, search_space
 from .base import BaseClassifier
 from .registry import ModelSpec
 
@@ -22,6 +23,7 @@ ENSEMBLE_SECONDS = 5.0  # the least time left for an ensemble to be tried
 LEADERBOARD_ROWS = 50
 RECOVERED_NOTE = ("failed: the attempt running it ended before it finished (cancelled, "
                   "stalled or crashed); Resume went on without it")
+logger = logging.getLogger(__name__)
 
 
 class SearchOutcome:
@@ -30,6 +32,30 @@ class SearchOutcome:
     best: dict[str, tuple[float, int, BaseClassifier]]
     defaults: dict[str, tuple[float, int, BaseClassifier]]
     finish_cost: dict[str, float]
+    shared_cache: dict[Any, Any]
+    _embedded_told = 0.0  # the shared cache's embedding seconds when the last trial was told
+    embed_texts: list[str] | None = None  # the pool as an embedding kind reads it
+
+    def _warm_embeddings(self) -> None:
+        """Before the first estimate: what the deployment's embedding cache holds of the pool
+        (an earlier search or job embedded it), loaded into the trials' shared cache, so an
+        embedding kind is scheduled at the cost of the texts it still has to embed."""
+        from .baselines import embeddings_warm
+
+        for spec in self.candidates:
+            if spec.kind != "embedding" or spec.key in self.excluded:
+                continue
+            self.embed_texts = metadata_rows.read_as(spec.kind, self.pool)[0].texts
+            config = self._config(spec, search_space.defaults(spec), -1)
+            try:
+                found = embeddings_warm(cache=self.shared_cache, config=config,
+                                        model_type=spec.key, texts=self.embed_texts)
+            except Exception as error:  # the kind's own trial will say what is wrong
+                logger.warning("search: embedding cache not read for %s: %s", spec.key, error)
+                continue
+            if found:
+                self._report(f"{spec.key}: {found} of {len(set(self.embed_texts))} texts "
+                             "already embedded (embedding cache)")
 
     # ---- keeping -----------------------------------------------------------------------------
 
@@ -85,6 +111,11 @@ class SearchOutcome:
         import optuna
 
         trial.set_user_attr("seconds", round(seconds, 2))
+        # Trials run one at a time, so what was embedded since the last one was told is this
+        # trial's; later trials find those texts cached (search_estimates.trial_seconds).
+        embedded = float(self.shared_cache.get("embed_seconds_total", 0.0))
+        trial.set_user_attr("embed_seconds", round(embedded - self._embedded_told, 2))
+        self._embedded_told = embedded
         trial.set_user_attr("note", note)
         if scores:
             trial.set_user_attr("fold_scores", [round(s, 5) for s in scores])
