@@ -2,8 +2,8 @@
 (a real efetch answer) merged with a RIS export that holds one of its articles again (the same
 DOI, a longer abstract, so the RIS record is the one kept) gives articles whose records carry
 PubMed's MeSH headings and publication types and the RIS entry's tags together; the CSV export
-has a MeSH column. A new version keeps them: files added to the collection, then a near match
-merged by a person."""
+has a MeSH column and the dataset page lists them under the article. A new version keeps them:
+files added to the collection, then a near match merged by a person."""
 
 from __future__ import annotations
 
@@ -87,6 +87,9 @@ def test_a_collection_of_pubmed_and_ris_keeps_both_sources_fields(
     assert exported[HEME]["mesh"].startswith("Binding Sites; Chromatium; ")
     assert exported[HEME]["type_of_reference"] == "JOUR"
     assert exported[AIDS]["publication_types"] == "Journal Article; Review"
+    page = alice_client.get(reverse("datasets:detail", args=[collection.pk])).content.decode()
+    assert "<dt>mesh</dt><dd>Binding Sites; Chromatium; " in page
+    assert "<dt>type_of_reference</dt><dd>JOUR</dd>" in page
 
     # Files added: the same AIDS article from another database five years off (a near
     # match: the same title, different years) and an article of its own.
