@@ -12,7 +12,9 @@ from classification.engine import device
 from classification.engine.device import cpu_has_fast_bf16
 
 
-def test_device_plan_on_this_cpu_is_fp32_with_one_thread_per_physical_core() -> None:
+def test_device_plan_on_this_cpu_is_fp32_with_one_thread_per_physical_core(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CPU_THREADS", raising=False)  # the parallel suite caps its workers
     plan = ml_models.plan_device()
     assert plan.device == "cpu"
     assert plan.threads == (psutil.cpu_count(logical=False) or 1)
