@@ -216,14 +216,14 @@ class EmbeddingLogRegClassifier(SklearnClassifier):
             cache.update(zip(missing, vectors, strict=True))
             if disk is not None:
                 disk.put(dict(zip(missing, vectors, strict=True)))
+            elapsed = time.perf_counter() - started
             # A search keeps aside the time its winner needs to embed the test split.
-            self.timings["embed_seconds_per_text"] = (time.perf_counter() - started) / len(missing)
+            self.timings["embed_seconds_per_text"] = elapsed / len(missing)
             if self.shared_cache is not None:
                 self.shared_cache["embed_seconds_per_text"] = self.timings["embed_seconds_per_text"]
                 # what each trial spent embedding, which the next trials will not spend again
                 self.shared_cache["embed_seconds_total"] = (
-                    self.shared_cache.get("embed_seconds_total", 0.0)
-                    + time.perf_counter() - started)
+                    self.shared_cache.get("embed_seconds_total", 0.0) + elapsed)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([cache[t] for t in texts])

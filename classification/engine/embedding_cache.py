@@ -73,7 +73,7 @@ class EmbeddingCache:
         self.root = Path(root)
         self.folder = self.root / encoder
         self.max_bytes = max_bytes
-        self.hits = self.misses = 0
+        self.hits = 0
 
     def get(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """The cached vector of each text that has one."""
@@ -95,7 +95,6 @@ class EmbeddingCache:
             if len(found) == len(wanted):
                 break
         self.hits += len(found)
-        self.misses += len(wanted) - len(found)
         return found
 
     def put(self, vectors: dict[str, np.ndarray]) -> None:
