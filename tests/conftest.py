@@ -25,6 +25,7 @@ pytest_plugins = [
     "tests.plugins.browser",
     "tests.plugins.jobs",
     "tests.plugins.nodes",
+    "tests.plugins.cpu_report",
 ]
 
 
