@@ -23,9 +23,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.svm import LinearSVC
 
 DEFAULT_RANKER = "svm"
 RANKERS = ("svm", "svm-bigram", "logreg")
@@ -44,6 +41,10 @@ def features_fit(*, texts: Sequence[str], ranker: str = DEFAULT_RANKER) -> Any:
         raise RankerError("None of the records has any text to rank on.")
     if ranker not in RANKERS:
         raise RankerError(f"Unknown ranker '{ranker}': one of {', '.join(RANKERS)}.")
+    # scikit-learn is imported where it is used: every web process and worker loads this
+    # module, and the import costs seconds of CPU that only a ranked session needs.
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     if ranker == "svm-bigram":
         # min_df=2: a word pair seen once cannot generalise to another record, and dropping
         # them keeps the matrix (and each refit) small.
@@ -80,6 +81,9 @@ def label_scores(*, features: Any, decided: Sequence[int], y: Sequence[int],
     """
     if not can_learn(y=y):
         raise RankerError("A label needs at least one yes and one no before it can be learned.")
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import LinearSVC
+
     rows, target = features[np.asarray(decided)], np.asarray(y, dtype=int)
     if ranker in ("svm", "svm-bigram"):
         # C=0.1 on single words: a few decided records should not fit every rare word

@@ -36,7 +36,14 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from scipy.stats import hypergeom
+
+def _hypergeom_cdf(k: int, pool: int, big_k: int, sampled: int) -> float:
+    # scipy.stats costs about a second of CPU to import, and every web process, worker and
+    # manage.py command loads this module (the screening URLs and tasks); few test a stop.
+    from scipy.stats import hypergeom
+
+    return float(hypergeom.cdf(k, pool, big_k, sampled))
+
 
 TEST_NAME = "Callaghan & Müller-Hansen (2020) hypergeometric test, doi:10.1186/s13643-020-01521-4"
 
@@ -58,7 +65,7 @@ def p_value(*, pool: int, sampled: int, k: int, r_al: int, recall_target: float)
     big_k = k_target(r_al=r_al, r_seen=r_al + k, recall_target=recall_target)
     if big_k > pool:
         return 0.0  # the pool is too small to hide that many: H0 is impossible
-    return float(hypergeom.cdf(k, pool, big_k, sampled))
+    return _hypergeom_cdf(k, pool, big_k, sampled)
 
 
 def claimable_recall(*, pool: int, sampled: int, k: int, r_al: int, alpha: float) -> float:
@@ -73,7 +80,7 @@ def claimable_recall(*, pool: int, sampled: int, k: int, r_al: int, alpha: float
     low, high = k + 1, pool + 1  # K = pool + 1 is "impossible", p = 0
     while low < high:
         mid = (low + high) // 2
-        p = 0.0 if mid > pool else float(hypergeom.cdf(k, pool, mid, sampled))
+        p = 0.0 if mid > pool else _hypergeom_cdf(k, pool, mid, sampled)
         if p < alpha:
             high = mid
         else:

@@ -28,8 +28,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.stats import beta, binom
-
 from screening.stopping import TEST_NAME as CALLAGHAN_TEST
 
 
@@ -91,6 +89,8 @@ def qbcb_cutoff(*, positives: int, recall_target: float, confidence: float) -> i
     binom.sf(j - 1, r, tau) is P(X >= j); it falls as j grows, so the first j that passes is
     the least.
     """
+    from scipy.stats import binom  # a second of imports, paid only where a stop is tested
+
     alpha = 1.0 - confidence
     for j in range(1, positives + 1):
         if binom.sf(j - 1, positives, recall_target) <= alpha:
@@ -104,6 +104,8 @@ def qbcb_claimable_recall(*, positives: int, reached: int, confidence: float) ->
     uniforms, Beta(j, r - j + 1). 0.0 before any target positive is reached."""
     if reached <= 0 or positives <= 0:
         return 0.0
+    from scipy.stats import beta
+
     return float(beta.ppf(1.0 - confidence, reached, positives - reached + 1))
 
 

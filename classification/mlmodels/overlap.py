@@ -25,7 +25,6 @@ from dataset_management.normalize import text_key
 logger = logging.getLogger(__name__)
 
 SEEN_SPLITS = ("train", "validation")
-_SEEN = pa.array(SEEN_SPLITS)
 BATCH_ROWS = 20_000
 
 
@@ -53,7 +52,7 @@ def evaluation_overlap(*, ml_model: MLModel, texts: Iterable[str]) -> dict[str, 
         return None
     seen: dict[str, set[bytes]] = {split: set() for split in SEEN_SPLITS}
     for batch in source.iter_batches(batch_size=BATCH_ROWS, columns=["text", "split"]):
-        batch = batch.filter(pc.is_in(batch.column("split"), value_set=_SEEN))
+        batch = batch.filter(pc.is_in(batch.column("split"), value_set=pa.array(SEEN_SPLITS)))
         for text, split in zip(batch.column("text").to_pylist(),
                                batch.column("split").to_pylist(), strict=True):
             digest = _digest(text)

@@ -20,7 +20,6 @@ from .limits import DatasetOverCapError, import_caps, records_capped
 from .nbib import read_nbib
 from .pubmed_xml import GZIP_MAGIC, read_pubmed_xml
 from .ris import read_ris
-from .xlsx import read_xlsx
 
 __all__ = [
     "ERROR_KEY",
@@ -137,6 +136,10 @@ def read_records(
 def _open_stream(path: Path, *, filename: str) -> RecordStream:
     fmt = sniff_format(path, filename=filename)
     if fmt == "xlsx":
+        # openpyxl is imported only for a workbook: its import costs the web, the workers and
+        # every manage.py command about a second of CPU at start-up.
+        from .xlsx import read_xlsx
+
         return read_xlsx(path)
     if fmt == "pubmed_xml":
         return read_pubmed_xml(path)  # XML declares its own encoding
