@@ -135,6 +135,7 @@ class SearchRun(SearchOutcome):
         self.defaults: dict[str, tuple[float, int, BaseClassifier]] = {}
         self.finish_cost: dict[str, float] = {}  # per kind: its share of the time after
         self.excluded: dict[str, str] = {}
+        self.skipped_for_time: list[dict[str, Any]] = []
         self.shared_cache: dict[Any, Any] = {}  # embeddings computed once for every trial
         self.stopped_reason = self.ended = self.verdict = ""
         self.timings: dict[str, float] = {"overhead_seconds": 0.0, "trial_seconds": 0.0}
@@ -236,8 +237,7 @@ class SearchRun(SearchOutcome):
             spec = fresh[0]
             first = self._first_settings(spec)
             if first is None:
-                self._skip(spec, f"its first trial needs about "
-                                 f"{self._first_estimate(spec) / 60:.1f} min")
+                self._skip_for_time(spec)
                 return self._next()
             return spec, first
         for spec in open_:
@@ -290,11 +290,6 @@ class SearchRun(SearchOutcome):
             if self._estimate(spec, fix) <= left:
                 return fix
         return None
-
-    def _skip(self, spec: ModelSpec, why: str) -> None:
-        self.excluded[spec.key] = why
-        self.progress({"phase": "training", "message": f"Not trying {spec.key}: {why}, "
-                       f"{max(0.0, self.remaining()) / 60:.1f} min left"})
 
     def _trial(self, spec: ModelSpec, settings: dict[str, Any] | None) -> None:
         import optuna

@@ -6,6 +6,7 @@ before any trial of the kind has finished, the registry's speed figure for this 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -79,3 +80,37 @@ def slowdown(*, trials: list[Any], device_plan: Any, rows: int,
                               device_plan=device_plan, rows=rows, fits=fits_of(spec))
         ratios.append(float(seconds) / max(prior, 1e-6))
     return max([1.0, *ratios])
+
+
+def larger_budgets(*, skipped: list[dict[str, Any]],
+                   budget_seconds: float) -> list[dict[str, Any]]:
+    """What a larger budget would have added: for each kind skipped because its first trial
+    did not fit, the smallest budget (whole minutes, half minutes below ten) at which it would
+    have run, with a sentence that says so.
+
+    `skipped`: per kind, its `model_type`, `kind`, the `estimate_seconds` of its first trial
+    (cache-aware: trial_seconds) and the search's `spent_seconds` and `reserve_seconds` (the
+    time kept for after the search) when it was skipped. The search starts its first trials
+    cheapest first, so with more time a kind skipped later runs after the ones skipped before
+    it: their estimates add up, in the order they were skipped."""
+    rows: list[dict[str, Any]] = []
+    before = 0.0
+    for entry in sorted(skipped, key=lambda e: (e["spent_seconds"], e["estimate_seconds"])):
+        estimate = float(entry["estimate_seconds"])
+        needed = float(entry["spent_seconds"]) + float(entry["reserve_seconds"]) + before
+        needed += estimate
+        minutes = _round_up_minutes(max(needed, budget_seconds + 1.0) / 60)
+        verb = "fine-tune" if entry.get("kind") == "transformer" else "try"
+        after = [row["model_type"] for row in rows]
+        sentence = (f"With {minutes:g} min, the search would also {verb} "
+                    f"{entry['model_type']} (estimated {estimate / 60:.1f} min"
+                    + (f", after {', '.join(after)}" if after else "") + ").")
+        rows.append({"model_type": entry["model_type"], "budget_minutes": minutes,
+                     "estimate_minutes": round(estimate / 60, 1), "sentence": sentence})
+        before += estimate
+    return rows
+
+
+def _round_up_minutes(minutes: float) -> float:
+    step = 1.0 if minutes >= 10 else 0.5
+    return math.ceil(minutes / step - 1e-9) * step

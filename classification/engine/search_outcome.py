@@ -1,6 +1,7 @@
 """What a search keeps, resumes from and ends with: the best and default model of each kind,
 the winner (checked against the untuned defaults, search_scoring.verdict), the ensemble, the
-summary the model page shows and the leaderboard the job page shows.
+summary the model page shows (with every trial, and what a larger budget would have added) and
+the leaderboard the job page shows.
 
 SearchOutcome is a part of engine/search.py's SearchRun, kept apart for size; it reads the
 run's study, folders and kept models.
@@ -10,12 +11,13 @@ from __future__ import annotations
 
 import logging
 import shutil
+import statistics
 import time
 from typing import Any
 
-from . import metadata_rows, search_scoring, search_space
+from . import metadata_rows, search_estimates, search_scoring, search_space
 from .base import BaseClassifier
-from .registry import ModelSpec
+from .registry import REGISTRY, ModelSpec
 
 ENSEMBLE = "ensemble"
 ENSEMBLE_MARGIN = 0.005  # its weights are tuned on the rows that score it: demand a real gain
@@ -35,6 +37,7 @@ class SearchOutcome:
     shared_cache: dict[Any, Any]
     _embedded_told = 0.0  # the shared cache's embedding seconds when the last trial was told
     embed_texts: list[str] | None = None  # the pool as an embedding kind reads it
+    skipped_for_time: list[dict[str, Any]]  # each kind whose first trial did not fit, and when
 
     def _warm_embeddings(self) -> None:
         """Before the first estimate: what the deployment's embedding cache holds of the pool
@@ -56,6 +59,21 @@ class SearchOutcome:
             if found:
                 self._report(f"{spec.key}: {found} of {len(set(self.embed_texts))} texts "
                              "already embedded (embedding cache)")
+
+    def _skip(self, spec: ModelSpec, why: str) -> None:
+        self.excluded[spec.key] = why
+        self.progress({"phase": "training", "message": f"Not trying {spec.key}: {why}, "
+                       f"{max(0.0, self.remaining()) / 60:.1f} min left"})
+
+    def _skip_for_time(self, spec: ModelSpec) -> None:
+        """A kind whose first trial does not fit what is left: what it would have needed is
+        kept, so the report can say what a larger budget would add
+        (search_estimates.larger_budgets)."""
+        estimate = self._first_estimate(spec)
+        self.skipped_for_time.append({
+            "model_type": spec.key, "kind": spec.kind, "estimate_seconds": round(estimate, 1),
+            "spent_seconds": round(self.spent(), 1), "reserve_seconds": round(self.reserve(), 1)})
+        self._skip(spec, f"its first trial needs about {estimate / 60:.1f} min")
 
     # ---- keeping -----------------------------------------------------------------------------
 
@@ -244,28 +262,61 @@ class SearchOutcome:
                        for state in ("COMPLETE", "PRUNED", "FAIL")},
             "candidates": [spec.key for spec in self.candidates],
             "not_tried": self.excluded,
+            "larger_budget": search_estimates.larger_budgets(
+                skipped=self.skipped_for_time, budget_seconds=self.budget),
             "stopped": self.stopped_reason,
             "overhead_seconds": round(self.timings["overhead_seconds"], 3),
+            # Every trial, as the job page's leaderboard shows it: the model page keeps them
+            # once the job (and its leaderboard) is gone.
+            "trial_rows": self._trial_rows(),
         }
 
-    def leaderboard(self) -> list[dict[str, Any]]:
-        """Every trial as the job page shows it, best first; the running one on top. A trial
-        that did not finish says why in its note."""
+    def _trial_rows(self) -> list[dict[str, Any]]:
+        """Every finished, pruned or failed trial, best first. A trial that did not finish says
+        why in its note."""
         rows = []
         for t in self._trials():
             if t.state.name == "RUNNING":
                 continue
-            note = t.user_attrs.get("note", "") or (
-                RECOVERED_NOTE if t.state.name == "FAIL" else "")
+            notes = [t.user_attrs.get("note", "") or (
+                RECOVERED_NOTE if t.state.name == "FAIL" else "")]
+            folds = t.user_attrs.get("fold_scores") or []
+            spec = REGISTRY.get(str(t.params.get("model_type")))
+            if (t.value is not None and not folds and self.folds and spec is not None
+                    and spec.kind in search_space.HEAD_KINDS):
+                # The search's first trial, when its folds did not fit the time left: its
+                # score is not on the same rows as the cross-validated ones.
+                notes.insert(0, "one fit scored on validation (its folds did not fit the time)")
             if t.user_attrs.get("default"):
-                note = f"usual settings; {note}" if note else "usual settings"
+                notes.insert(0, "usual settings")
+            note = "; ".join(n for n in notes if n)
             rows.append({"number": t.number, "model_type": t.params.get("model_type", "?"),
                          "params": search_space.unprefixed(t.params), "value": t.value,
+                         "spread": round(statistics.pstdev(folds), 4) if len(folds) > 1
+                         else None,
                          "state": t.state.name.lower(), "seconds": t.user_attrs.get("seconds"),
-                         "note": note})
+                         "embed_seconds": t.user_attrs.get("embed_seconds"),
+                         "embeddings": embeddings_said(t), "note": note})
         rows.sort(key=lambda r: (r["value"] is None, -(r["value"] or 0.0), r["number"]))
-        return ([self.live] if self.live else []) + rows[:LEADERBOARD_ROWS]
+        return rows
+
+    def leaderboard(self) -> list[dict[str, Any]]:
+        """The trials as the job page shows them, best first; the running one on top."""
+        return ([self.live] if self.live else []) + self._trial_rows()[:LEADERBOARD_ROWS]
 
     def _report(self, message: str) -> None:
         self.progress({"phase": "training", **self._clock(), "message": message,
                        "leaderboard": self.leaderboard()})
+
+
+def embeddings_said(trial: Any) -> str:
+    """Where an embedding kind's trial got its embeddings: "cached" (an earlier trial, search
+    or job had embedded every text) or "computed, 74 s"; "" for the other kinds, whose trials
+    embed nothing, and for a trial that ended before it embedded anything."""
+    spec = REGISTRY.get(str(trial.params.get("model_type")))
+    if spec is None or spec.kind != "embedding":
+        return ""
+    seconds = float(trial.user_attrs.get("embed_seconds") or 0.0)
+    if seconds > 0:
+        return f"computed, {seconds:.0f} s" if seconds >= 1 else f"computed, {seconds:.1f} s"
+    return "cached" if trial.state.name == "COMPLETE" else ""

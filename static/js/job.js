@@ -174,12 +174,16 @@
       // The adapted kind is named after its encoder, as the server draws it.
       var model = row.model_type === "adapted" && body.dataset.adaptedLabel ?
         body.dataset.adaptedLabel : row.model_type;
-      var cells = [row.number, model, params || "–", fmt(row.value, 3),
+      // As templates/classification/includes/search_trial_row.html draws it.
+      var spread = row.spread === null || row.spread === undefined || row.value === null ?
+        "" : " ± " + fmt(row.spread, 3);
+      var cells = [row.number, model, params || "–", fmt(row.value, 3) + spread,
         row.seconds === null || row.seconds === undefined ? "–" : fmt(row.seconds, 1) + " s",
-        row.state + (row.note ? " " + row.note : "")];
-      var labels = ["#", "Model", "Parameters", "Macro-F1", "Time", "State"];
+        row.embeddings || "–", row.state + (row.note ? " " + row.note : "")];
+      var labels = ["#", "Model", "Parameters", "Macro-F1", "Time", "Embeddings", "State"];
       var tr = document.createElement("tr");
       tr.setAttribute("data-state", row.state);
+      tr.setAttribute("data-trial", row.number);
       cells.forEach(function (value, i) {
         var td = document.createElement("td");
         td.setAttribute("data-label", labels[i]);
