@@ -36,13 +36,14 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     row["cpu"] += _cpu_seconds() - cpu
     row["wall"] += time.monotonic() - wall
     row["tests"] += 1
+    _write(Path(os.environ["TEST_CPU_REPORT"]))
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    folder = os.environ.get("TEST_CPU_REPORT")
-    if not folder or not _totals:
-        return
+def _write(folder: Path) -> None:
+    """After every test, so a run cut short by a timeout still leaves its figures."""
     name = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    out = Path(folder) / f"cpu-{name}-{os.getpid()}.json"
+    out = folder / f"cpu-{name}-{os.getpid()}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(_totals, indent=1, sort_keys=True))
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(_totals, indent=1, sort_keys=True))
+    os.replace(tmp, out)
