@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from screening import ranker as rankers
-from screening import stopping, stopping_rules
+from screening import stopping, stopping_cs, stopping_rules
 
 QBCB_TARGET_FRACTION = 0.2  # of the collection; at 10% relevant, about 59 target positives
 EXPLORE = {"svm-explore": 0.05}
@@ -142,6 +142,28 @@ def _callaghan(review: dict[str, Any], truth: np.ndarray, rng: np.random.Generat
             _completed(read, review["switch_scores"], len(truth)))
 
 
+def _confseq(review: dict[str, Any], truth: np.ndarray, rng: np.random.Generator, *,
+             recall_target: float, confidence: float) -> tuple[dict[str, Any], list[int]]:
+    """The confidence-sequence rule (screening.stopping_cs) on the same random order as
+    `_callaghan` (same rng stream), its prior from the ranked phase's recent yield."""
+    read = list(review["order"][:review["switch_at"]])
+    ranked = len(read)
+    rest = np.setdiff1d(np.arange(len(truth)), np.asarray(read, dtype=int))
+    order = rng.permutation(rest)
+    prior_a, prior_b = stopping_cs.prior_from_ranked(recent=[int(t) for t in truth[read]])
+    bound = stopping_cs.PoolBound(pool=len(order), r_al=int(truth[read].sum()),
+                                  alpha=1 - confidence, prior_a=prior_a, prior_b=prior_b)
+    for index in order:
+        if bound.can_stop(recall_target=recall_target):
+            break
+        read.append(int(index))
+        bound.observe(relevant=bool(truth[index]))
+    return ({"ranked_phase": ranked, "sampled": bound.sampled, "left_upper": bound.left_upper,
+             "claimable_recall": round(bound.claimable_recall(), 4),
+             "stopped": bound.can_stop(recall_target=recall_target)},
+            _completed(read, review["switch_scores"], len(truth)))
+
+
 def target_set_draw(truth: np.ndarray, rng: np.random.Generator, *, rule: str,
                     recall_target: float, confidence: float) -> np.ndarray:
     """The rule's target set: a fixed share of the collection (qbcb), or records drawn until
@@ -210,7 +232,10 @@ def simulate_seed(*, features: Any, truth: np.ndarray, seed: int, rules: list[st
                         truth=truth)
     results = {}
     for rule in rules:
-        if not stopping_rules.RULES[rule].needs_target_set:
+        if rule == "confseq":
+            figures, order = _confseq(review, truth, np.random.default_rng([seed, 1]),
+                                      recall_target=recall_target, confidence=confidence)
+        elif not stopping_rules.RULES[rule].needs_target_set:
             figures, order = _callaghan(review, truth, np.random.default_rng([seed, 1]),
                                         recall_target=recall_target, confidence=confidence,
                                         spent=rule == "callaghan_spent")

@@ -29,6 +29,8 @@ import math
 from dataclasses import dataclass
 
 from screening.stopping import TEST_NAME as CALLAGHAN_TEST
+from screening.stopping_cs import ASSUMPTIONS as CONFSEQ_ASSUMPTIONS
+from screening.stopping_cs import TEST_NAME as CONFSEQ_TEST
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,9 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
           "Decisions are correct: a relevant record read is recognised as relevant.",
           "The switch may come at any time; only the random sample is tested, after every "
           "record, at a level that shrinks with each relevant record the sample finds."), False),
+    Rule("confseq", "Random sample after the ranked phase, a confidence sequence for the "
+         "relevant records left (simulated only)", CONFSEQ_TEST + " (screening.stopping_cs)",
+         CONFSEQ_ASSUMPTIONS, False),
     Rule("qbcb", "Quantile binomial coverage bound with a target set drawn first",
          "Lewis, Yang & Frieder (2021), Certifying one-phase technology-assisted reviews, "
          "CIKM '21, doi:10.1145/3459637.3482415",
