@@ -43,7 +43,8 @@ def as_format_2(saved: Path, target: Path) -> Path:
 def test_the_current_format_records_its_calibration(saved: Path) -> None:
     manifest = json.loads((saved / "manifest.json").read_text())
     assert manifest["format_version"] == FORMAT_VERSION == 3
-    assert manifest["calibration"]["method"] == "temperature"
+    assert manifest["calibration"]["method"] == "select"
+    assert manifest["calibration"]["selection"]["rows"] > 0
     assert manifest["recall_target"] == 0.95
     assert len(manifest["recall_thresholds"]) == len(manifest["label_names"])
     assert load_classifier(str(saved)).calibrated

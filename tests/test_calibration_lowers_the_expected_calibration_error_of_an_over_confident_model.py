@@ -1,8 +1,9 @@
 """Calibration, fitted on validation, lowers the expected calibration error (ECE) on held-out
 rows of a model that is over-confident by construction: its reported log-odds are three times
-the true ones. Single- and multi-label, by temperature (the default), isotonic and auto; the
-temperature found is the over-confidence built in; a temperature keeps every ranking; and a
-real TF-IDF model stores its ECE before and after in its metrics."""
+the true ones. Single- and multi-label, by the selection (the default), temperature, Platt,
+isotonic and auto; the temperature found is the over-confidence built in; a temperature keeps
+every ranking; and a real TF-IDF model stores its ECE before and after in its metrics, with
+the selection's out-of-fold figures."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from classification.engine.calibration import (
     expected_calibration_error,
     reliability_curve,
 )
+from classification.engine.calibration_select import MIN_ROWS
 from classification.ml_models import TextData, TrainConfig, create_classifier
 
 LABELS = ["a", "b", "c"]
@@ -66,7 +68,7 @@ def over_confident(multi_label: bool, seed: int = 0) -> tuple[GivenProbabilities
 
 
 @pytest.mark.parametrize("multi_label", [False, True], ids=["single-label", "multi-label"])
-@pytest.mark.parametrize("method", ["temperature", "isotonic", "auto"])
+@pytest.mark.parametrize("method", ["select", "temperature", "platt", "isotonic", "auto"])
 def test_calibration_lowers_the_ece_on_held_out_rows(multi_label: bool, method: str) -> None:
     model, val, test = over_confident(multi_label)
     model.config.calibration = method
@@ -144,7 +146,13 @@ def test_a_trained_tfidf_model_stores_its_ece_before_and_after(
     tested = clf.evaluate(test)
     for scores in (metrics, tested):
         report = scores["calibration"]
-        assert report["method"] == "temperature"
+        assert report["method"] == "select"
+        # The demo slice's validation split is too small to choose a method on: it says so
+        # and keeps the model's own probabilities (tests/test_calibration_is_chosen_by_...
+        # covers the choice itself).
+        assert report["selection"]["rows"] == len(val) < MIN_ROWS
+        assert report["chosen"] == report["selection"]["chosen"] == "none"
+        assert str(MIN_ROWS) in report["selection"]["reason"]
         assert report["bins"] == 15
         assert scores["ece"] == report["ece_after"]
         assert scores["ece_uncalibrated"] == report["ece_before"]
@@ -176,4 +184,4 @@ def test_a_model_calibrated_already_keeps_its_probabilities() -> None:
     assert model.calibration.temperatures == [1.0, 1.0, 1.0]
     assert model.calibrated  # checked on validation, and found calibrated
     assert np.array_equal(model.predict_proba(test.texts), model.predict_proba_raw(test.texts))
-    assert "already calibrated" in model.calibration.describe(LABELS)[0]["calibration"]
+    assert "none" in model.calibration.describe(LABELS)[0]["calibration"]

@@ -143,7 +143,8 @@ class BaseClassifier(ABC):
             truth = encode_labels(data.labels, self.label_names)
             report = calibration_report(raw=raw, calibrated=prob, truth=truth,
                                         multi_label=self.multi_label,
-                                        method=self.calibration.method)
+                                        method=self.calibration.method,
+                                        selection=self.calibration.selection)
             metrics["calibration"] = report
             metrics["ece"], metrics["ece_uncalibrated"] = report["ece_after"], report["ece_before"]
             metrics["brier"] = report["brier_after"]

@@ -1,30 +1,24 @@
 """Calibrated probabilities: fitted on the validation split, applied by every predict_proba.
 
-Screening and stopping rules rank and threshold on probabilities, so a 0.9 must be right about
-nine times in ten. Fine-tuned transformers are over-confident and class-weighted heads lean
-towards rare labels, so each model is recalibrated after training:
+Screening and stopping rules rank and threshold on probabilities, so how often a label given
+0.9 is right matters; what is shown is what was measured on held-out rows, never a promise.
+The methods, each fitted on validation probabilities (a label's log-odds z = logit(p)):
 
-- temperature (the default): the probabilities' log-odds divided by a fitted temperature T,
-  chosen to minimise the validation negative log-likelihood (Guo et al. 2017). Multi-label:
-  one T per label (each label is its own sigmoid). Single-label: one T for the softmax, because
-  per-class temperatures would change which class wins, and so the model's decisions, on a
-  likelihood criterion instead of the F1 the decision rules are tuned on. One number per label
-  cannot overfit a 200-row validation split, it keeps every ranking (screening orders on it),
-  and it never turns a probability into exactly 0 or 1.
+- temperature: sigmoid(z / T) (Guo et al. 2017), fitted by NLL. Multi-label: one T per label.
+  Single-label: one T for the softmax, so the likeliest class never changes. Keeps rankings.
+- platt: sigmoid(a z + b) per label, fitted by NLL with Platt's smoothed targets (so a label
+  with no overlap still gets a finite slope). It also fixes a bias (b), which a temperature
+  cannot. Single-label: one-vs-rest per class, then each row renormalised to sum to one, as
+  isotonic does; the likeliest class may change, and the decision rules are tuned after it.
 - isotonic: a monotone step function per label (scikit-learn's IsotonicRegression, stored as
-  its breakpoints and applied with numpy). It fixes bias as well as confidence but needs more
-  rows, ties articles on each step, and on a small split it fits noise.
-- auto: per label, isotonic where its cross-validated NLL on validation beats temperature's,
-  temperature elsewhere. Judged out of fold because isotonic always wins on the rows it was
-  fitted on.
-- none: the identity; also what a model saved before calibration existed reads as.
-
-Why temperature stays the default although auto scored better on the MiniLM kinds: measured by
-scripts/benchmark_calibration.py on the demo data (app's split, 3 seeds, test ECE none ->
-temperature / auto): tfidf_logreg 0.065 -> 0.020 / 0.020, tfidf_svm 0.020 -> 0.020 / 0.020,
-minilm_embed_logreg 0.052 -> 0.046 / 0.022, minilm 0.038 -> 0.022 / 0.017. A temperature keeps
-every article's rank (screening orders by these probabilities, and the ROC-AUC is unchanged),
-while isotonic's steps tie articles the model told apart; auto is one setting away.
+  its breakpoints and applied with numpy): the most flexible, it needs the most rows and ties
+  articles on each step.
+- select (the default): whichever of none, temperature, Platt and isotonic has the lowest ECE
+  out of fold on validation, keeping none unless a method beats it by more than its sampling
+  noise (engine/calibration_select.py). The manifest keeps every candidate's out-of-fold ECE.
+- auto (kept for saved settings): per label, isotonic where its out-of-fold NLL beats a
+  temperature's, temperature elsewhere. none: the identity, also what a model saved before
+  calibration existed reads as.
 
 Expected calibration error (ECE) uses 15 equal-width bins: single-label, the top class's
 probability against whether it is the true class; multi-label, every article-label probability
@@ -40,7 +34,8 @@ from typing import Any
 import numpy as np
 
 TEMPERATURE, ISOTONIC, AUTO, NONE = "temperature", "isotonic", "auto", "none"
-METHODS = (TEMPERATURE, AUTO, ISOTONIC, NONE)
+PLATT, SELECT = "platt", "select"
+METHODS = (SELECT, TEMPERATURE, PLATT, AUTO, ISOTONIC, NONE)
 ECE_BINS = 15
 EPS = 1e-7
 # Temperatures outside this range mean a degenerate split (one class, or perfectly separated).
@@ -95,7 +90,7 @@ def _minimise_temperature(loss: Any) -> float:
     return t if loss(t) < loss(1.0) - 1e-9 else 1.0
 
 
-def _folds(order_by: np.ndarray) -> np.ndarray:
+def cross_folds(order_by: np.ndarray) -> np.ndarray:
     """Fold of each row: interleaved after sorting, so every fold spans the whole range."""
     fold = np.empty(len(order_by), dtype=np.int64)
     fold[np.argsort(order_by, kind="stable")] = np.arange(len(order_by)) % CV_FOLDS
@@ -127,14 +122,14 @@ def fit_binary_temperature(p: np.ndarray, y: np.ndarray, *, checked: bool = True
         return _minimise_temperature(lambda t: loss(rows, t))
 
     everything = np.ones(len(y), dtype=bool)
-    if checked and _out_of_fold_gain(_folds(p), fit, loss) < MIN_NLL_GAIN:
+    if checked and _out_of_fold_gain(cross_folds(p), fit, loss) < MIN_NLL_GAIN:
         return 1.0
     return fit(everything)
 
 
-def fit_softmax_temperature(prob: np.ndarray, y: np.ndarray) -> float:
-    """The softmax's T: softmax(log p / T) with the lowest NLL of the true classes; 1.0 when
-    it does not lower the NLL out of fold by MIN_NLL_GAIN."""
+def fit_softmax_temperature(prob: np.ndarray, y: np.ndarray, *, checked: bool = True) -> float:
+    """The softmax's T: softmax(log p / T) with the lowest NLL of the true classes; 1.0 when,
+    checked, it does not lower the NLL out of fold by MIN_NLL_GAIN."""
     if len(y) == 0 or len(np.unique(y)) < 2:
         return 1.0
 
@@ -144,7 +139,7 @@ def fit_softmax_temperature(prob: np.ndarray, y: np.ndarray) -> float:
     def fit(rows: np.ndarray) -> float:
         return _minimise_temperature(lambda t: loss(rows, t))
 
-    if _out_of_fold_gain(_folds(prob.max(axis=1)), fit, loss) < MIN_NLL_GAIN:
+    if checked and _out_of_fold_gain(cross_folds(prob.max(axis=1)), fit, loss) < MIN_NLL_GAIN:
         return 1.0
     return fit(np.ones(len(y), dtype=bool))
 
@@ -168,13 +163,51 @@ def _apply_isotonic(p: np.ndarray, steps: dict[str, list[float]]) -> np.ndarray:
     return np.interp(p, steps["x"], steps["y"])
 
 
+def fit_platt(p: np.ndarray, y: np.ndarray) -> list[float]:
+    """One label's [a, b]: sigmoid(a logit(p) + b) with the lowest NLL against Platt's (1999)
+    smoothed targets, (positives + 1) / (positives + 2) and 1 / (negatives + 2): without them
+    a label whose classes do not overlap on validation would be fitted an infinite slope.
+    Newton's method with step halving (two parameters, so the exact Hessian is cheap); a
+    negative slope, which would reverse the label's ranking, is replaced by a = 0."""
+    positives = int(y.sum())
+    if len(y) == 0 or positives in (0, len(y)):
+        return [1.0, 0.0]
+    z = _logit(p)
+    target = np.where(y > 0, (positives + 1) / (positives + 2), 1 / (len(y) - positives + 2))
+    design = np.column_stack([z, np.ones_like(z)])
+
+    def loss(ab: np.ndarray) -> float:
+        s = design @ ab  # -log sigmoid(s) = logaddexp(0, -s), exact where log(sigmoid) is not
+        return float(np.mean(target * np.logaddexp(0, -s) + (1 - target) * np.logaddexp(0, s)))
+
+    ab, current = np.array([1.0, 0.0]), loss(np.array([1.0, 0.0]))
+    for _ in range(100):
+        fitted = _sigmoid(design @ ab)
+        gradient = design.T @ (fitted - target) / len(z)
+        hessian = (design * (fitted * (1 - fitted))[:, None]).T @ design / len(z)
+        step = np.linalg.solve(hessian + 1e-9 * np.eye(2), gradient)
+        scale = 1.0
+        while scale > 1e-6 and loss(ab - scale * step) > current:
+            scale /= 2
+        ab, previous, current = ab - scale * step, current, loss(ab - scale * step)
+        if previous - current < 1e-12:
+            break
+    if ab[0] < 0:
+        ab = np.array([0.0, float(_logit(np.array([target.mean()]))[0])])
+    return [float(ab[0]), float(ab[1])]
+
+
+def _apply_platt(p: np.ndarray, ab: list[float]) -> np.ndarray:
+    return _sigmoid(ab[0] * _logit(p) + ab[1])
+
+
 def _isotonic_wins(p: np.ndarray, y: np.ndarray) -> bool:
     """Whether isotonic's out-of-fold NLL on (p, y) beats temperature's."""
     positives = int(y.sum())
     if min(positives, len(y) - positives) < ISOTONIC_MIN_CLASS_ROWS:
         return False
     # Interleaved folds after sorting by p: every fold spans the whole probability range.
-    fold = _folds(p)
+    fold = cross_folds(p)
     iso_loss = temp_loss = 0.0
     for k in range(CV_FOLDS):
         fit, held = fold != k, fold == k
@@ -189,111 +222,153 @@ class Calibration:
     """A fitted calibration map: the manifest's "calibration", applied to raw probabilities.
 
     `temperatures`: multi-label, one per label; single-label, one for the softmax (or none).
+    `platt`: per label, [a, b] where that label is calibrated by Platt scaling, else None.
     `isotonic`: per label, breakpoints where that label is calibrated by isotonic, else None.
+    `selection` (method "select"): the method chosen and every candidate's out-of-fold ECE on
+    validation (engine/calibration_select.py); {} for any other method.
     """
 
     method: str = NONE
     multi_label: bool = False
     temperatures: list[float] = field(default_factory=list)
     isotonic: list[dict[str, list[float]] | None] = field(default_factory=list)
+    platt: list[list[float] | None] = field(default_factory=list)
+    selection: dict[str, Any] = field(default_factory=dict)
 
     @property
     def fitted(self) -> bool:
-        """Whether the map was fitted on validation: temperatures of exactly 1 included, where
-        the check found the model calibrated already (see MIN_NLL_GAIN)."""
+        """Whether the map was fitted, or chosen, on validation: a selection that kept none
+        and temperatures of exactly 1 included, where the check found nothing to correct."""
         return self.method != NONE
+
+    @property
+    def chosen(self) -> str:
+        """The method the probabilities go through: the selection's winner, or the method."""
+        return str(self.selection.get("chosen", self.method)) if self.selection else self.method
 
     @property
     def is_identity(self) -> bool:
         return self.method == NONE or (
             all(abs(t - 1.0) < 1e-12 for t in self.temperatures)
-            and not any(self.isotonic))
+            and not any(self.isotonic) and not any(self.platt))
+
+    def _column(self, prob: np.ndarray, j: int) -> np.ndarray:
+        """One label's probabilities through its own map (isotonic, Platt, or a temperature)."""
+        if j < len(self.isotonic) and self.isotonic[j]:
+            return _apply_isotonic(prob[:, j], self.isotonic[j])
+        if j < len(self.platt) and self.platt[j]:
+            return _apply_platt(prob[:, j], self.platt[j])
+        if self.multi_label and j < len(self.temperatures):
+            return _sigmoid(_logit(prob[:, j]) / self.temperatures[j])
+        return prob[:, j]
 
     def apply(self, prob: np.ndarray) -> np.ndarray:
         """Calibrated probabilities of raw ones, (n, L) in, (n, L) out."""
         prob = np.asarray(prob, dtype=np.float64)
         if self.is_identity or not prob.size:
             return prob
+        out = np.column_stack([self._column(prob, j) for j in range(prob.shape[1])])
         if self.multi_label:
-            out = prob.copy()
-            for j in range(prob.shape[1]):
-                steps = self.isotonic[j] if j < len(self.isotonic) else None
-                if steps:
-                    out[:, j] = _apply_isotonic(prob[:, j], steps)
-                elif j < len(self.temperatures):
-                    out[:, j] = _sigmoid(_logit(prob[:, j]) / self.temperatures[j])
             return out
-        if any(self.isotonic):  # one-vs-rest maps, then rows renormalised to sum to one
-            out = np.column_stack([_apply_isotonic(prob[:, j], steps) if steps else prob[:, j]
-                                   for j, steps in enumerate(self.isotonic)])
+        if any(self.isotonic) or any(self.platt):  # one-vs-rest maps, rows renormalised
             return out / np.clip(out.sum(axis=1, keepdims=True), EPS, None)
         return _softmax_tempered(prob, self.temperatures[0])
 
     def as_dict(self) -> dict[str, Any]:
         return {"method": self.method, "multi_label": self.multi_label,
                 "temperatures": [float(t) for t in self.temperatures],
-                "isotonic": list(self.isotonic)}
+                "isotonic": list(self.isotonic), "platt": list(self.platt),
+                "selection": self.selection}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Calibration:
-        """The stored map; a missing or empty one (a model saved before format 3) is identity."""
+        """The stored map; a missing or empty one (a model saved before format 3) is identity,
+        and one saved before Platt and the selection existed has neither."""
         if not data:
             return cls()
         return cls(method=str(data.get("method", NONE)),
                    multi_label=bool(data.get("multi_label", False)),
                    temperatures=[float(t) for t in data.get("temperatures") or []],
-                   isotonic=list(data.get("isotonic") or []))
+                   isotonic=list(data.get("isotonic") or []),
+                   platt=list(data.get("platt") or []),
+                   selection=dict(data.get("selection") or {}))
 
     def describe(self, label_names: list[str]) -> list[dict[str, Any]]:
         """Per label: how it is calibrated, for the model page."""
         rows = []
         for j, name in enumerate(label_names):
-            if self.method == NONE:
-                how = "none"
+            if self.is_identity:
+                how = "none" if self.method != SELECT else "none (kept as the model gives it)"
             elif j < len(self.isotonic) and self.isotonic[j]:
                 how = "isotonic"
+            elif j < len(self.platt) and self.platt[j]:
+                a, b = self.platt[j]
+                how = f"Platt a={a:.2f}, b={b:+.2f}"
             else:
                 t = self.temperatures[j if self.multi_label else 0] if self.temperatures else 1.0
-                how = (f"temperature {t:.2f}" if t != 1.0
-                       else "already calibrated (temperature 1)")
+                how = f"temperature {t:.2f}" if t != 1.0 else "none (temperature 1)"
             rows.append({"label": name, "calibration": how})
         return rows
 
 
-def fit_calibration(*, prob: np.ndarray, truth: np.ndarray, multi_label: bool,
-                    method: str = TEMPERATURE) -> Calibration:
-    """The calibration map fitted on validation: truth is (n, L) 0/1 for either task shape."""
-    if method not in METHODS:
-        raise ValueError(f"Unknown calibration method {method!r}; one of {', '.join(METHODS)}")
-    prob = np.asarray(prob, dtype=np.float64)
-    truth = np.asarray(truth, dtype=np.int64)
-    n_labels = prob.shape[1] if prob.ndim == 2 else 0
-    if method == NONE or not len(prob):
-        return Calibration(method=NONE, multi_label=multi_label)
-    if multi_label:
-        isotonic: list[dict[str, list[float]] | None] = []
-        for j in range(n_labels):
-            p, y = prob[:, j], truth[:, j]
-            use = (method == ISOTONIC and y.min() != y.max()) or (
-                method == AUTO and _isotonic_wins(p, y))
-            isotonic.append(fit_isotonic(p, y) if use else None)
-        temperatures = [1.0 if isotonic[j] else fit_binary_temperature(prob[:, j], truth[:, j])
-                        for j in range(n_labels)]
-        return Calibration(method=method, multi_label=True, temperatures=temperatures,
-                           isotonic=isotonic)
-    y = truth.argmax(axis=1)
-    # Single-label isotonic is all classes or none: a mix would renormalise tempered columns
-    # against step-mapped ones.
+def _fit_multi_label(prob: np.ndarray, truth: np.ndarray, method: str,
+                     checked: bool) -> Calibration:
+    n_labels = prob.shape[1]
+    both = [truth[:, j].min() != truth[:, j].max() for j in range(n_labels)]
+    isotonic = [fit_isotonic(prob[:, j], truth[:, j])
+                if both[j] and (method == ISOTONIC or (
+                    method == AUTO and _isotonic_wins(prob[:, j], truth[:, j]))) else None
+                for j in range(n_labels)]
+    platt = [fit_platt(prob[:, j], truth[:, j]) if method == PLATT and both[j] else None
+             for j in range(n_labels)]
+    temperatures = [1.0 if isotonic[j] or platt[j] or method in (ISOTONIC, PLATT)
+                    else fit_binary_temperature(prob[:, j], truth[:, j], checked=checked)
+                    for j in range(n_labels)]
+    return Calibration(method=method, multi_label=True, temperatures=temperatures,
+                       isotonic=isotonic, platt=platt)
+
+
+def _fit_single_label(prob: np.ndarray, truth: np.ndarray, method: str,
+                      checked: bool) -> Calibration:
+    n_labels = prob.shape[1]
+    both = [truth[:, j].min() != truth[:, j].max() for j in range(n_labels)]
+    # Isotonic or Platt is all classes or none: a mix would renormalise tempered columns
+    # against one-vs-rest ones.
     use_iso = method == ISOTONIC or (method == AUTO and all(
         _isotonic_wins(prob[:, j], truth[:, j]) for j in range(n_labels)))
     if use_iso:
         return Calibration(method=method, multi_label=False, temperatures=[1.0],
-                           isotonic=[fit_isotonic(prob[:, j], truth[:, j])
-                                     if truth[:, j].min() != truth[:, j].max() else None
+                           isotonic=[fit_isotonic(prob[:, j], truth[:, j]) if both[j] else None
                                      for j in range(n_labels)])
+    if method == PLATT:
+        return Calibration(method=method, multi_label=False, temperatures=[1.0],
+                           isotonic=[None] * n_labels,
+                           platt=[fit_platt(prob[:, j], truth[:, j]) if both[j] else None
+                                  for j in range(n_labels)])
     return Calibration(method=method, multi_label=False,
-                       temperatures=[fit_softmax_temperature(prob, y)],
+                       temperatures=[fit_softmax_temperature(prob, truth.argmax(axis=1),
+                                                             checked=checked)],
                        isotonic=[None] * n_labels)
+
+
+def fit_calibration(*, prob: np.ndarray, truth: np.ndarray, multi_label: bool,
+                    method: str = SELECT, checked: bool = True) -> Calibration:
+    """The calibration map fitted on validation: truth is (n, L) 0/1 for either task shape.
+    checked=False fits a temperature even where it does not lower the NLL out of fold (the
+    selection judges the method as a whole instead)."""
+    if method not in METHODS:
+        raise ValueError(f"Unknown calibration method {method!r}; one of {', '.join(METHODS)}")
+    prob = np.asarray(prob, dtype=np.float64)
+    truth = np.asarray(truth, dtype=np.int64)
+    if method == NONE or not len(prob):
+        return Calibration(method=NONE, multi_label=multi_label)
+    if method == SELECT:
+        # The one way back into the selection, which fits every candidate through this.
+        from .calibration_select import select_calibration
+
+        return select_calibration(prob=prob, truth=truth, multi_label=multi_label)
+    fit = _fit_multi_label if multi_label else _fit_single_label
+    return fit(prob, truth, method, checked)
 
 
 # ---- measuring calibration -----------------------------------------------------------------
@@ -353,12 +428,16 @@ def brier_score(prob: np.ndarray, truth: np.ndarray, multi_label: bool) -> float
 
 
 def calibration_report(*, raw: np.ndarray, calibrated: np.ndarray, truth: np.ndarray,
-                       multi_label: bool, method: str) -> dict[str, Any]:
-    """ECE and reliability points before and after calibration, on one split."""
+                       multi_label: bool, method: str,
+                       selection: dict[str, Any] | None = None) -> dict[str, Any]:
+    """ECE and reliability points before and after calibration, on one split; with the
+    selection's out-of-fold figures on validation, where the method was chosen."""
     before = calibration_events(raw, truth, multi_label)
     after = calibration_events(calibrated, truth, multi_label)
     return {
         "method": method,
+        "chosen": (selection or {}).get("chosen", method),
+        "selection": selection or {},
         "bins": ECE_BINS,
         "events": "top class" if not multi_label else "every article-label pair",
         "ece_before": expected_calibration_error(*before),

@@ -122,11 +122,11 @@ class TrainConfig:
                              label="Longest n-gram", minimum=1, maximum=3,
                              kinds=frozenset({BASELINE}))
     calibration: str = setting(
-        "temperature", help="How probabilities are recalibrated on the validation split after "
-        "training: temperature (one number per label, keeps every ranking), isotonic (a "
-        "step function per label: needs more rows), auto (isotonic where it beats temperature "
-        "out of fold), or none.", label="Calibration",
-        choices=("temperature", "auto", "isotonic", "none"), kinds=ALL_KINDS | {SEARCH})
+        "select", help="How probabilities are recalibrated on validation: select (of none, "
+        "temperature, Platt and isotonic, the lowest ECE out of fold; none unless one beats it "
+        "beyond noise), or one of temperature, platt, isotonic, auto (isotonic where it beats "
+        "temperature), none.", label="Calibration", kinds=ALL_KINDS | {SEARCH},
+        choices=("select", "temperature", "platt", "auto", "isotonic", "none"))
     recall_target: float = setting(
         0.95, help="Per label, a second threshold is set for this recall on the validation "
         "split, offered beside the F1-tuned one (prediction with threshold=recall).",

@@ -18,9 +18,9 @@ from django.views.decorators.http import require_GET, require_POST
 from classification.batches import exports, selectors, services
 from classification.forms import BatchForm
 from classification.history.selectors import status_changes_for
-from classification.mlmodels.prediction import mlmodel_calibrated_by_id
 from classification.mlmodels.thresholds import mlmodel_recall_target
 from classification.models import BatchJob, MLModel
+from classification.views.reliability import calibration_statement
 from dataset_management.export import export_response
 from projects import policy
 
@@ -60,9 +60,10 @@ def batch_detail(request: HttpRequest, batch_id: str) -> HttpResponse:
     batch = batch_get(request, batch_id)
     return render(request, "classification/batch_detail.html",
                   {"batch": batch_payload(batch), "batch_id": batch.pk.hex,
-                   # What its probabilities and labels are: the same as its API says.
-                   "calibrated": mlmodel_calibrated_by_id(
-                       ml_model_ids={batch.ml_model_id})[batch.ml_model_id],
+                   # What was measured about its probabilities (from the metrics its
+                   # training stored) and which thresholds chose its labels.
+                   "calibration_statement": calibration_statement(
+                       metrics=batch.ml_model.metrics or {}),
                    "recall_target": mlmodel_recall_target(ml_model=batch.ml_model)
                    if batch.threshold == "recall" else None,
                    "active_statuses": BatchJob.ACTIVE_STATUSES,

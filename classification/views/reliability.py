@@ -1,5 +1,6 @@
 """The model page's calibration panel: the reliability plot as SVG geometry, the ECE before and
-after calibration, and each label's two thresholds (pure: no Django, no database).
+after calibration, each label's two thresholds, and the sentence saying what was measured about
+the probabilities, which the batch page shows too (pure: no Django, no database).
 
 The page's Content-Security-Policy allows no inline script or style, so, as screening/chart.py
 does, the plot is inline SVG with presentation attributes only, drawn from the reliability
@@ -54,6 +55,71 @@ def _threshold_rows(metrics: dict[str, Any], manifest: dict[str, Any],
             for name in label_names]
 
 
+NAMES = {"none": "none", "temperature": "temperature", "platt": "Platt",
+         "isotonic": "isotonic", "auto": "auto (isotonic or temperature per label)"}
+# The reliability bin holding 0.9 among the 15 equal-width ones: [13/15, 14/15).
+NEAR_09 = (13 / 15, 14 / 15)
+
+
+def _near_09(curve: list[dict[str, Any]], events: str) -> str:
+    """How often the labels given about 0.9 were right, from measured reliability points."""
+    point = next((p for p in curve if NEAR_09[0] <= p["confidence"] < NEAR_09[1]), None)
+    what = "top labels" if events == "top class" else "labels"
+    if point is None:
+        return f"no {what} were given about 0.9 there"
+    right = round(point["accuracy"] * point["count"])
+    return (f"{what} given about 0.9 ({NEAR_09[0]:.2f}–{NEAR_09[1]:.2f}) were right "
+            f"{point['accuracy']:.0%} of the time, {right} of {point['count']}")
+
+
+def _candidates(selection: dict[str, Any], leave_out: str) -> str:
+    scores = selection.get("candidates") or {}
+    return ", ".join(f"{NAMES.get(m, m)} {s['ece']:.3f}" for m, s in scores.items()
+                     if m != leave_out)
+
+
+def _selected(selection: dict[str, Any]) -> str:
+    chosen, rows = selection.get("chosen", "none"), selection.get("rows", 0)
+    if not selection.get("candidates"):
+        return (f"Not recalibrated: the validation split had {rows} rows, too few to choose "
+                "a calibration on, so these are the model's own probabilities.")
+    measured = _near_09(selection.get("curve") or [], str(selection.get("events", "")))
+    if chosen == "none":
+        return (f"Not recalibrated: on {rows} held-out validation rows, no method lowered the "
+                f"expected calibration error (ECE) out of fold beyond its noise "
+                f"({_candidates(selection, '')}), so these are the model's own probabilities; "
+                f"there, {measured}.")
+    ece = selection["candidates"][chosen]["ece"]
+    return (f"On {rows} held-out validation rows, {measured} (ECE {ece:.3f}, out of fold); "
+            f"method chosen: {NAMES.get(chosen, chosen)}, over "
+            f"{_candidates(selection, chosen)}.")
+
+
+def calibration_statement(*, metrics: dict[str, Any],
+                          manifest: dict[str, Any] | None = None) -> str:
+    """What was measured about the model's probabilities, in one or two sentences: the
+    selection's out-of-fold figures where the method was chosen by them, else the ECE the
+    training job measured (never a promise about unseen articles)."""
+    report = metrics.get("calibration") or {}
+    selection = report.get("selection") or Calibration.from_dict(
+        (manifest or {}).get("calibration")).selection
+    if selection:
+        return _selected(selection)
+    method = report.get("method") or "none"
+    if method == "none":
+        return ("Probabilities not calibrated: the model gives them as it computes them (a "
+                "model saved before calibration, or trained with calibration none).")
+    split = "test" if metrics.get("evaluated_on") == "test" else "validation"
+    measured = (f"; on the {split} split its ECE was {report['ece_before']:.3f} before and "
+                f"{report['ece_after']:.3f} after" if report.get("ece_after") is not None else "")
+    if report.get("ece_after") is not None and report["ece_after"] == report["ece_before"]:
+        return (f"Not recalibrated: the {NAMES.get(method, method)} fitted on the validation "
+                f"split left the probabilities as the model gives them{measured}.")
+    return (f"Probabilities recalibrated by {NAMES.get(method, method)} scaling fitted on the "
+            f"validation split (set by the model's settings, not chosen by held-out "
+            f"error){measured}.")
+
+
 def calibration_panel(*, metrics: dict[str, Any], manifest: dict[str, Any],
                       label_names: list[str]) -> dict[str, Any] | None:
     """The panel's context, or None for a model trained before calibration (nothing to show)."""
@@ -64,6 +130,7 @@ def calibration_panel(*, metrics: dict[str, Any], manifest: dict[str, Any],
     return {
         "split": "test" if metrics.get("evaluated_on") == "test" else "validation",
         "method": report.get("method"),
+        "statement": calibration_statement(metrics=metrics, manifest=manifest),
         "events": report.get("events"),
         "bins": report.get("bins"),
         "ece_before": report.get("ece_before"),
