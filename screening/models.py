@@ -27,6 +27,9 @@ class StoppingRule(models.TextChoices):
     CALLAGHAN_SPENT = "callaghan_spent", ("Random sample after the ranked phase, valid at every "
                                           "look (alpha spent)")
     CALLAGHAN = "callaghan", "Random sample after the ranked phase (Callaghan & Müller-Hansen 2020)"
+    # Not the default: it was not measured on the Cohen reviews the default was chosen on.
+    CONFSEQ = "confseq", ("Random sample after the ranked phase, a confidence sequence for the "
+                          "relevant records left (Waudby-Smith & Ramdas 2020)")
 
 
 class ScreeningSession(models.Model):

@@ -12,7 +12,14 @@ from django.utils import timezone
 from classification.batches import selectors as batch_selectors
 from classification.models import BatchJob
 from projects import policy
-from screening import agreement, highlight, stopping, stopping_panel
+from screening import (
+    agreement,
+    highlight,
+    stopping,
+    stopping_cs,
+    stopping_cs_state,
+    stopping_panel,
+)
 from screening.models import (
     Decision,
     Record,
@@ -173,7 +180,8 @@ def agreement_table(*, session: ScreeningSession) -> list[dict[str, Any]]:
 
 
 def stopping_table(*, session: ScreeningSession) -> list[dict[str, Any]]:
-    """Per label, the Callaghan & Müller-Hansen test as it stands (see screening.stopping).
+    """Per label, the session's stopping rule as it stands (screening.stopping, or for
+    `confseq` screening.stopping_cs_state).
 
     The sample is the longest prefix of the random order whose records all have a final value
     for the label: a record skipped as unsure must be settled before the sample grows past it,
@@ -185,22 +193,37 @@ def stopping_table(*, session: ScreeningSession) -> list[dict[str, Any]]:
     for label in session.labels:
         r_al = sum(1 for final, order, phase in rows
                    if order is None and final.get(label) == "yes")
-        sampled = k = 0
+        draws: list[bool] = []
         if session.sampling_started_at is not None:
             for final, order, phase in rows:
                 if order is None:
                     continue
                 if final.get(label) not in ("yes", "no") or phase == "stop":
                     break
-                sampled += 1
-                k += final[label] == "yes"
+                draws.append(final[label] == "yes")
         pool = session.sampling_pool if session.sampling_started_at else sum(
             1 for final, order, phase in rows if label not in final)
+        if session.stopping_rule == "confseq":
+            states.append(stopping_cs_state.confseq_state(
+                label=label, pool=pool, draws=draws, r_al=r_al,
+                ranked_recent=_ranked_decisions(session=session, label=label),
+                recall_target=session.recall_target, confidence=session.confidence))
+            continue
         states.append(stopping.stop_state(
-            label=label, pool=pool, sampled=sampled, k=k, r_al=r_al,
+            label=label, pool=pool, sampled=len(draws), k=sum(draws), r_al=r_al,
             recall_target=session.recall_target, confidence=session.confidence,
             spent=session.stopping_rule == "callaghan_spent").as_dict())
     return states
+
+
+def _ranked_decisions(*, session: ScreeningSession, label: str) -> list[int]:
+    """The ranked phase's last decisions for a label, oldest first (1: relevant): what the
+    confidence sequence's prior is set from, as in the simulation. Records read before the
+    switch have no place in the random order."""
+    finals = list(Record.objects.filter(session=session, done=True, sample_order__isnull=True)
+                  .exclude(done_phase="stop").order_by("-done_at", "-pk")
+                  .values_list("final", flat=True)[:stopping_cs.RECENT])
+    return [int(final.get(label) == "yes") for final in reversed(finals)]
 
 
 def session_summary_for_page(*, session: ScreeningSession) -> dict[str, Any]:

@@ -32,6 +32,14 @@ def _advice(label: str, found: int, seen: int, state: dict[str, Any]) -> str:
             "would add more.")
 
 
+def _bound(state: dict[str, Any]) -> str:
+    """The confidence sequence's bound, for `confseq` (its states carry `left_upper`)."""
+    if "left_upper" not in state:
+        return ""
+    return (f" At most {state['left_upper']} relevant record(s) are left unread (confidence "
+            f"{state['confidence']}), so recall is at least {state['claimable_recall']:.3f}.")
+
+
 def stopping_panel(*, session: ScreeningSession, states: list[dict[str, Any]]
                    ) -> dict[str, Any]:
     """The rule and its cost so far, and per label the advice (`states`: the stopping table)."""
@@ -50,7 +58,7 @@ def stopping_panel(*, session: ScreeningSession, states: list[dict[str, Any]]
     elif session.phase == ScreeningSession.Phase.SAMPLING:
         advice = [f"{s['label']}: {s['sampled']} random records read, {s['k']} relevant; "
                   f"{s['more_needed']} more needed if none of them is relevant."
-                  for s in states]
+                  + _bound(s) for s in states]
     return {"rule": rule.name, "title": rule.title, "citation": rule.citation,
             "assumptions": list(rule.assumptions), "ranked_read": ranked_read,
             "sampled_read": sampled_read, "read": ranked_read + sampled_read, "advice": advice}
