@@ -57,7 +57,7 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
           "The switch may come at any time; only the random sample is tested, after every "
           "record, at a level that shrinks with each relevant record the sample finds."), False),
     Rule("confseq", "Random sample after the ranked phase, a confidence sequence for the "
-         "relevant records left (simulated only)", CONFSEQ_TEST + " (screening.stopping_cs)",
+         "relevant records left", CONFSEQ_TEST + " (screening.stopping_cs)",
          CONFSEQ_ASSUMPTIONS, False),
     Rule("qbcb", "Quantile binomial coverage bound with a target set drawn first",
          "Lewis, Yang & Frieder (2021), Certifying one-phase technology-assisted reviews, "
