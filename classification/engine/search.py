@@ -15,7 +15,9 @@ search_space.max_trials. A transformer whose open space may not fit the time lef
 epochs and length fixed to the costliest that does. TF-IDF and embedding trials are scored by
 cross-validation on train and validation (search_scoring.py); transformer trials on validation,
 after each epoch, and Optuna's median pruner stops those trailing the earlier trials. The
-outcome (winner, the ensemble, the verdict against the defaults) is in search_outcome.py.
+outcome (winner, the ensemble, the verdict against the defaults) is in search_outcome.py; which
+rows each score is on, so that only like is compared with like, and what a trial costs, in
+search_basis.py.
 
 A stop request (Cancel) ends the running trial and keeps the best model found so far
 (`stopped_reason` says so); the time budget ends a trial only once some trial has finished, so
@@ -35,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from . import metadata_rows, search_estimates, search_scoring, search_space
+from . import metadata_rows, search_scoring, search_space
 from .base import BaseClassifier
 from .registry import ModelSpec, get_spec, model_availability
 from .search_outcome import ENSEMBLE, SearchOutcome
@@ -240,6 +242,8 @@ class SearchRun(SearchOutcome):
                 self._skip_for_time(spec)
                 return self._next()
             return spec, first
+        if (rescore := self._pending_rescore()) is not None:
+            return rescore  # before tuning: its kind's trials are then compared like with like
         for spec in open_:
             if self._trials_of(spec.key) >= search_space.max_trials(spec):
                 self._skip(spec, f"it had its {search_space.max_trials(spec)} trials "
@@ -295,13 +299,16 @@ class SearchRun(SearchOutcome):
         import optuna
 
         tick = time.perf_counter()
-        is_default = spec.key not in {t.params.get("model_type") for t in self._trials()}
+        is_default = (spec.key not in {t.params.get("model_type") for t in self._trials()}
+                      or self.rescoring is not None)  # a re-score is the default's score
         fixed = {"model_type": spec.key, **search_space.prefixed(spec, settings or {})}
         self.study.enqueue_trial(fixed)
         trial = self.study.ask()
         trial.suggest_categorical("model_type", self.choices)
         chosen = search_space.suggest(trial, spec)
         trial.set_user_attr("default", is_default)
+        if self.rescoring is not None:
+            trial.set_user_attr("rescores", self.rescoring)
         left = self.available()
         self.live = {"number": trial.number, "model_type": spec.key, "params": chosen,
                      "state": "running", "value": None, "seconds": None, "note": ""}
@@ -327,10 +334,10 @@ class SearchRun(SearchOutcome):
         seconds = time.perf_counter() - fit_start
         self.timings["trial_seconds"] += seconds
         tock = time.perf_counter()
-        self._tell(trial, state, value, note, seconds, scores)
+        self._tell(trial, state, value, note, seconds, scores, clf)
         if value is not None and clf is not None:
             self._keep(spec, value, trial.number, clf, is_default)
-        self.live = None
+        self.live, self.rescoring = None, None
         self.timings["overhead_seconds"] += time.perf_counter() - tock
         self._report(f"Trial {trial.number}: {spec.key} "
                      + (f"macro-F1 {value:.3f} in {seconds:.1f} s" if value is not None
@@ -369,8 +376,11 @@ class SearchRun(SearchOutcome):
             fold = self._candidate(spec).fit(fit_part, scored_part, config, forward, stop)
             scores.append(float(fold.get("macro_f1", 0.0)))
         value = statistics.fmean(scores)
+        if self.rescoring is not None:  # the re-scored trial's model: same settings, same fit
+            return value, self._kept_model(self.rescoring), scores
         best = self.best.get(spec.key)
-        if not is_default and best is not None and best[0] >= value:
+        if (not is_default and best is not None and self._scored(best[1]).fold_scores
+                and best[0] >= value):  # fold scores against fold scores only
             return value, None, scores
         clf = self._candidate(spec)
         # The kept model's own fit stops only on a cancel: its score is already known.
@@ -416,28 +426,6 @@ class SearchRun(SearchOutcome):
 
     def _work_dir(self, number: int) -> Path:
         return self.folder / f"{number}-work"
-
-    # ---- estimates ---------------------------------------------------------------------------
-
-    def _trials_of(self, key: str) -> int:
-        return sum(1 for t in self._trials() if t.params.get("model_type") == key)
-
-    def _first_estimate(self, spec: ModelSpec) -> float:
-        return self._estimate(spec, search_space.defaults(spec))
-
-    def _fits(self, spec: ModelSpec) -> int:
-        """Passes over the rows a trial costs: a TF-IDF trial's folds and kept model each
-        featurise them; an embedding trial encodes them once (its folds refit the head)."""
-        return len(self.folds) + 1 if spec.kind == "baseline" and self.folds else 1
-
-    def _estimate(self, spec: ModelSpec, settings: dict[str, Any] | None = None) -> float:
-        rows, plan = len(self.train) + len(self.val), self.search.device_plan
-        slowdown = search_estimates.slowdown(trials=self._trials(), device_plan=plan,
-                                             rows=rows, fits_of=self._fits)
-        return search_estimates.trial_seconds(
-            spec=spec, settings=settings or search_space.defaults(spec), trials=self._trials(),
-            device_plan=plan, rows=rows, fits=self._fits(spec), slowdown=slowdown,
-            cache=self.shared_cache, texts=self.embed_texts)
 
 
 def _short(settings: dict[str, Any]) -> str:

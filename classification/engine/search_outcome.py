@@ -18,6 +18,7 @@ from typing import Any
 from . import metadata_rows, search_estimates, search_scoring, search_space
 from .base import BaseClassifier
 from .registry import REGISTRY, ModelSpec
+from .search_basis import LikeWithLike
 
 ENSEMBLE = "ensemble"
 ENSEMBLE_MARGIN = 0.005  # its weights are tuned on the rows that score it: demand a real gain
@@ -28,11 +29,9 @@ RECOVERED_NOTE = ("failed: the attempt running it ended before it finished (canc
 logger = logging.getLogger(__name__)
 
 
-class SearchOutcome:
+class SearchOutcome(LikeWithLike):
     """The keeping and concluding half of SearchRun (attributes are SearchRun's)."""
 
-    best: dict[str, tuple[float, int, BaseClassifier]]
-    defaults: dict[str, tuple[float, int, BaseClassifier]]
     finish_cost: dict[str, float]
     shared_cache: dict[Any, Any]
     _embedded_told = 0.0  # the shared cache's embedding seconds when the last trial was told
@@ -84,12 +83,13 @@ class SearchOutcome:
         self.finish_cost[spec.key] = max(self.finish_cost.get(spec.key, 0.0),
                                          self._finish_estimate(spec, clf))
         old = self.best.get(spec.key)
-        if old is not None and old[0] >= value and not is_default:
+        # Compared on the rows both were scored on (search_basis.LikeWithLike._beats).
+        if old is not None and not is_default and not self._beats(number, old[1]):
             return
         clf.save(str(self.folder / str(number)))
         if is_default:
             self.defaults[spec.key] = (value, number, clf)
-        if old is None or value > old[0]:
+        if old is None or self._beats(number, old[1]):
             self.best[spec.key] = (value, number, clf)
             kept = {n for _, n, _ in self.defaults.values()}
             if old is not None and old[1] not in kept:
@@ -125,7 +125,9 @@ class SearchOutcome:
             f"{max(0.0, left):.0f} s were left when it started)")
 
     def _tell(self, trial: Any, state: Any, value: float | None, note: str, seconds: float,
-              scores: list[float]) -> None:
+              scores: list[float], clf: BaseClassifier | None = None) -> None:
+        """The trial's end, with its score on the validation split when it has one: its own
+        (no folds), or its kept model's (fitted on train), for comparing it like with like."""
         import optuna
 
         trial.set_user_attr("seconds", round(seconds, 2))
@@ -137,6 +139,10 @@ class SearchOutcome:
         trial.set_user_attr("note", note)
         if scores:
             trial.set_user_attr("fold_scores", [round(s, 5) for s in scores])
+        validation = value if not scores else (clf.metrics or {}).get("macro_f1") if (
+            clf is not None) else None
+        if validation is not None:
+            trial.set_user_attr("validation_score", round(float(validation), 5))
         self.study.tell(trial, value if state == optuna.trial.TrialState.COMPLETE else None,
                         state=state)
         self._changed()
@@ -159,10 +165,12 @@ class SearchOutcome:
         self._changed()
         done = self.study.get_trials(deepcopy=False,
                                      states=(optuna.trial.TrialState.COMPLETE,))
+        superseded = self._rescored()  # a validation-only trial re-scored by cross-validation
         for trial in sorted(done, key=lambda t: -(t.value or 0.0)):
             kind = trial.params.get("model_type")
             path = self.folder / str(trial.number)
-            if kind == ENSEMBLE or not (path / "manifest.json").is_file():
+            if (kind == ENSEMBLE or trial.number in superseded
+                    or not (path / "manifest.json").is_file()):
                 continue
             is_default = bool(trial.user_attrs.get("default"))
             if kind in self.best and not (is_default and kind not in self.defaults):
@@ -178,37 +186,31 @@ class SearchOutcome:
 
     # ---- the outcome -------------------------------------------------------------------------
 
-    def _scored(self, number: int) -> search_scoring.Scored:
-        trial = self._trials()[number]
-        return search_scoring.Scored(
-            number=number, model_type=str(trial.params.get("model_type")),
-            value=float(trial.value or 0.0),
-            fold_scores=tuple(trial.user_attrs.get("fold_scores") or ()))
-
     def _winner(self) -> tuple[BaseClassifier, dict[str, Any]]:
-        """The best trial, if it beats the best untuned default by more than the noise (else
-        that default); then an ensemble of the best of each kind, if it beats that too."""
-        ranked = sorted(self.best.items(), key=lambda item: -item[1][0])
-        kind, (value, number, clf) = ranked[0]
-        if self.defaults:
-            base_kind, (base_value, base_number, base_clf) = max(
-                self.defaults.items(), key=lambda item: item[1][0])
-            keep, self.verdict = search_scoring.verdict(
-                self._scored(number), self._scored(base_number), val_rows=len(self.val))
-            if not keep:
-                kind, value, number, clf = base_kind, base_value, base_number, base_clf
-        described = {"model_type": kind, "trial": number, "validation_macro_f1": value,
-                     "params": search_space.unprefixed(self._trials()[number].params)}
-        if (self.config.search_ensemble and len(ranked) >= 2 and not self.stopped_reason
+        """The best kept trial, if it beats the best untuned default by more than the noise
+        (else that default), every score on one basis (search_scoring.choose); then an ensemble
+        of the best of each kind, if it beats that too."""
+        choice = search_scoring.choose(
+            [self._scored(n) for _, n, _ in self.best.values()],
+            [self._scored(n) for _, n, _ in self.defaults.values()], val_rows=len(self.val))
+        self.verdict, chosen = choice.verdict, choice.trial
+        clf = self._kept_model(chosen.number)
+        assert clf is not None  # chosen among the kept trials
+        alone = chosen.on(search_scoring.VALIDATION)
+        described = {"model_type": chosen.model_type, "trial": chosen.number,
+                     "validation_macro_f1": chosen.value, "basis": choice.basis,
+                     "validation_split_macro_f1": alone,
+                     "params": search_space.unprefixed(self._trials()[chosen.number].params)}
+        if (self.config.search_ensemble and len(self.best) >= 2 and not self.stopped_reason
                 and self.remaining() - self.reserve() > ENSEMBLE_SECONDS):
-            ensemble = self._ensemble([item[1][2] for item in ranked[:4]])
+            ranked = sorted(self.best.values(), key=lambda e: -self._scored(e[1]).on(choice.basis))
+            ensemble = self._ensemble([member for _, _, member in ranked[:4]])
             if ensemble is not None:
                 # Against the winner's own score on validation, where the ensemble is tuned and
-                # scored (a cross-validated mean is not on the same rows).
-                alone = float((clf.metrics or {}).get("macro_f1", value))
+                # scored: the one basis they share.
                 margin = ENSEMBLE_MARGIN + search_scoring.noise(
-                    search_scoring.Scored(-1, ENSEMBLE, ensemble[0]),
-                    search_scoring.Scored(number, kind, alone), val_rows=len(self.val))[0]
+                    search_scoring.Scored(-1, ENSEMBLE, ensemble[0]), chosen,
+                    val_rows=len(self.val), basis=search_scoring.VALIDATION)[0]
                 if ensemble[0] > alone + margin:
                     clf, described = ensemble[1], ensemble[2]
                     self.verdict += (f" An ensemble of the best of each kind ({ensemble[0]:.3f}"
@@ -237,11 +239,14 @@ class SearchOutcome:
         trial.set_user_attr("seconds", round(time.perf_counter() - start, 2))
         trial.set_user_attr("note", "on validation; weights " + ", ".join(
             f"{m['model_type']} {m['weight']:.1f}" for m in members_desc))
+        trial.set_user_attr("validation_score", round(value, 5))
         self.study.tell(trial, value, state=optuna.trial.TrialState.COMPLETE)
         self._changed()
         self._report(f"Ensemble: macro-F1 {value:.3f}")
         return value, clf, {"model_type": ENSEMBLE, "trial": trial.number,
                             "validation_macro_f1": value, "params": {},
+                            "basis": search_scoring.VALIDATION,
+                            "validation_split_macro_f1": value,
                             "members": members_desc}
 
     def _count(self, state: str) -> int:
@@ -275,18 +280,22 @@ class SearchOutcome:
         """Every finished, pruned or failed trial, best first. A trial that did not finish says
         why in its note."""
         rows = []
+        rescored = self._rescored()
         for t in self._trials():
             if t.state.name == "RUNNING":
                 continue
             notes = [t.user_attrs.get("note", "") or (
                 RECOVERED_NOTE if t.state.name == "FAIL" else "")]
             folds = t.user_attrs.get("fold_scores") or []
-            spec = REGISTRY.get(str(t.params.get("model_type")))
-            if (t.value is not None and not folds and self.folds and spec is not None
-                    and spec.kind in search_space.HEAD_KINDS):
+            if self._validation_only(t):
                 # The search's first trial, when its folds did not fit the time left: its
                 # score is not on the same rows as the cross-validated ones.
-                notes.insert(0, "one fit scored on validation (its folds did not fit the time)")
+                notes.insert(0, "one fit scored on validation (its folds did not fit the time)"
+                             + (f"; re-scored by cross-validation as trial {rescored[t.number]}"
+                                if t.number in rescored else ""))
+            if t.user_attrs.get("rescores") is not None:
+                notes.insert(0, f"trial {t.user_attrs['rescores']} re-scored by "
+                                "cross-validation, its model kept")
             if t.user_attrs.get("default"):
                 notes.insert(0, "usual settings")
             note = "; ".join(n for n in notes if n)
@@ -294,6 +303,7 @@ class SearchOutcome:
                          "params": search_space.unprefixed(t.params), "value": t.value,
                          "spread": round(statistics.pstdev(folds), 4) if len(folds) > 1
                          else None,
+                         "validation": t.user_attrs.get("validation_score"),
                          "state": t.state.name.lower(), "seconds": t.user_attrs.get("seconds"),
                          "embed_seconds": t.user_attrs.get("embed_seconds"),
                          "embeddings": embeddings_said(t), "note": note})

@@ -5,10 +5,16 @@ validation together: one small validation split let a search of 190 trials of C 
 (0.705 on validation, 0.534 on test). The folds are the same for every trial of a search (the
 seed fixes them), so two trials' fold scores are a paired comparison.
 
-A tuned winner is kept only when it beats the best untuned default by more than the noise:
-NOISE_Z standard errors of the paired fold differences when both were cross-validated, else one
-standard error of a score on the validation split. Otherwise the default is kept, and the
-search's verdict says so.
+Scores are compared only on rows they share (issue 39: a validation-only score of 0.628 once
+beat cross-validated ones of 0.560 and 0.599). A search's transformers, and its first trial
+when its folds did not fit the time, have a score on the validation split only; every kept
+trial (the best and the default of each kind) also has one, from its model fitted on train.
+So the winner and the default it must beat are chosen on cross-validation when every trial
+compared has fold scores (the same folds: the seed fixes them), else on the validation split
+(`common_basis`), and the noise is measured on that same basis: NOISE_Z standard errors of the
+paired fold differences, or one standard error of a validation score. A tuned winner is kept
+only when it beats the best untuned default by more than that noise; otherwise the default is
+kept, and the search's verdict says so.
 """
 
 from __future__ import annotations
@@ -61,43 +67,108 @@ def folds(data: TextData, *, seed: int, k: int = CV_FOLDS) -> list[tuple[list[in
              [i for i in labelled if assignment[i] == f]) for f in range(k)]
 
 
+CV, VALIDATION = "cross-validation", "validation split"
+
+
 @dataclass(frozen=True)
 class Scored:
-    """A finished trial as the verdict compares it: its score, and its fold scores if any."""
+    """A finished trial as the verdict compares it: its score (the mean of its fold scores when
+    cross-validated, else its validation score), its fold scores if any, and `validation`, the
+    score of its model fitted on train on the validation split, where it has one."""
 
     number: int
     model_type: str
     value: float
     fold_scores: tuple[float, ...] = ()
+    validation: float | None = None
+
+    def on(self, basis: str) -> float:
+        """The trial's score on `basis` (CV or VALIDATION)."""
+        if basis == CV or self.validation is None:
+            # Without a recorded validation score, a trial without folds was scored on
+            # validation; common_basis never asks a cross-validated one for what it lacks.
+            return self.value
+        return self.validation
 
 
-def noise(winner: Scored, default: Scored, *, val_rows: int) -> tuple[float, str]:
-    """How much the winner must beat the default by, and what that noise is, in words."""
-    if (winner.fold_scores and len(winner.fold_scores) == len(default.fold_scores)
-            and len(winner.fold_scores) >= 2):
+def common_basis(trials: list[Scored]) -> str:
+    """CV when every trial has fold scores over the same number of folds (the search's
+    folds), else VALIDATION: the rows every kept trial was scored on. Cross-validation is
+    preferred where all have it: five scores on every row rather than one on a fifth."""
+    counts = {len(t.fold_scores) for t in trials}
+    if len(counts) == 1 and min(counts) >= 2:
+        return CV
+    return VALIDATION
+
+
+def basis_words(basis: str, *, folds: int = 0, val_rows: int = 0) -> str:
+    if basis == CV:
+        return f"cross-validated macro-F1 over the same {folds} folds"
+    return f"macro-F1 on the {val_rows} rows of the validation split"
+
+
+def noise(winner: Scored, default: Scored, *, val_rows: int,
+          basis: str | None = None) -> tuple[float, str]:
+    """How much the winner must beat the default by on `basis` (their common basis when not
+    given), and what that noise is, in words: the fold noise only for fold scores."""
+    basis = basis or common_basis([winner, default])
+    if basis == CV:
         diffs = [a - b for a, b in zip(winner.fold_scores, default.fold_scores, strict=True)]
         error = statistics.stdev(diffs) / math.sqrt(len(diffs))
         return NOISE_Z * error, (f"{NOISE_Z:g} standard errors of the paired differences over "
                                  f"{len(diffs)} cross-validation folds")
-    p = min(max(default.value, 0.0), 1.0)
+    p = min(max(default.on(VALIDATION), 0.0), 1.0)
     error = math.sqrt(p * (1 - p) / max(1, val_rows))
     return error, f"one standard error of a score on {val_rows} validation rows"
 
 
-def verdict(winner: Scored, default: Scored, *, val_rows: int) -> tuple[bool, str]:
+def verdict(winner: Scored, default: Scored, *, val_rows: int,
+            basis: str | None = None) -> tuple[bool, str]:
     """(keep the winner?, the sentence saying why) for a tuned winner against the best
-    untuned default."""
+    untuned default, both scored on `basis` (their common basis when not given)."""
+    basis = basis or common_basis([winner, default])
     if winner.number == default.number:
         return True, (f"The winner is {winner.model_type} at its usual settings "
-                      f"(macro-F1 {winner.value:.3f}): no tuned trial beat it.")
-    margin, words = noise(winner, default, val_rows=val_rows)
-    gain = winner.value - default.value
+                      f"(macro-F1 {winner.on(basis):.3f}): no tuned trial beat it.")
+    margin, words = noise(winner, default, val_rows=val_rows, basis=basis)
+    won, base = winner.on(basis), default.on(basis)
+    gain = won - base
     if gain > margin:
         return True, (f"The tuned {winner.model_type} (trial {winner.number}, macro-F1 "
-                      f"{winner.value:.3f}) beat the best untuned default, {default.model_type} "
-                      f"({default.value:.3f}), by {gain:.3f}: more than the noise ({margin:.3f}, "
+                      f"{won:.3f}) beat the best untuned default, {default.model_type} "
+                      f"({base:.3f}), by {gain:.3f}: more than the noise ({margin:.3f}, "
                       f"{words}).")
     return False, (f"Kept the untuned default {default.model_type} (macro-F1 "
-                   f"{default.value:.3f}): the best tuned trial, {winner.model_type} (trial "
-                   f"{winner.number}, {winner.value:.3f}), beat it by {gain:.3f}, not more than "
+                   f"{base:.3f}): the best tuned trial, {winner.model_type} (trial "
+                   f"{winner.number}, {won:.3f}), beat it by {gain:.3f}, not more than "
                    f"the noise ({margin:.3f}, {words}).")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The trial a search keeps, the basis every compared score was on, and why, in words."""
+
+    trial: Scored
+    basis: str
+    verdict: str
+
+
+def choose(kept: list[Scored], defaults: list[Scored], *, val_rows: int) -> Choice:
+    """The best of `kept` (the best and the default trial of each kind), if it beats the best
+    of `defaults` by more than the noise, else that default: every score on one basis, the
+    common basis of all of them, so a trial scored on other rows never decides the winner."""
+    everyone = list({t.number: t for t in [*kept, *defaults]}.values())
+    basis = common_basis(everyone)
+
+    def rank(t: Scored) -> tuple[float, int]:
+        return t.on(basis), -t.number  # on a tie, the earlier trial
+
+    top = max(everyone, key=rank)
+    if not defaults:
+        return Choice(top, basis, "")
+    base = max(defaults, key=rank)
+    keep, sentence = verdict(top, base, val_rows=val_rows, basis=basis)
+    folds = len(top.fold_scores)
+    sentence += (f" Every score compared: {basis_words(basis, folds=folds, val_rows=val_rows)}"
+                 + ("." if basis == CV else ", the rows every compared trial was scored on."))
+    return Choice(top if keep else base, basis, sentence)
