@@ -15,6 +15,7 @@ from typing import Any
 
 import optuna
 import pytest
+from django.template.defaultfilters import floatformat
 from django.urls import reverse
 
 from classification.engine.search import SearchClassifier
@@ -85,14 +86,15 @@ def test_the_winners_page_lists_every_trial_and_what_a_larger_budget_would_add(
         row = rows[trial.number]
         assert row["Model"] == trial.params["model_type"]
         assert row["State"].startswith(trial.state.name.lower())
-        assert row["Time"] == f"{trial.user_attrs['seconds']:.1f} s"
+        # Rounded as the page rounds (half up), not as Python's format does (2.05 -> 2.0).
+        assert row["Time"] == f"{floatformat(trial.user_attrs['seconds'], 1)} s"
         folds = trial.user_attrs.get("fold_scores")
         if folds:
-            assert row["Macro-F1"] == (f"{trial.value:.3f} ± "
-                                       f"{round(statistics.pstdev(folds), 4):.3f}")
+            assert row["Macro-F1"] == (f"{floatformat(trial.value, 3)} ± "
+                                       f"{floatformat(round(statistics.pstdev(folds), 4), 3)}")
         elif trial.value is not None:
             # The first trial, when its folds did not fit the time left: one fit, on validation.
-            assert row["Macro-F1"] == f"{trial.value:.3f}"
+            assert row["Macro-F1"] == floatformat(trial.value, 3)
             assert "one fit scored on validation" in row["State"]
         embedded = trial.user_attrs["embed_seconds"]
         # A trial stopped before it embedded anything says nothing about the cache.
