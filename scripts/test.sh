@@ -61,10 +61,6 @@ phase "PostgreSQL set, in parallel"
 DATABASE_URL="$PG_URL" "$PY" -m pytest -q -n "$WORKERS" --dist worksteal \
     -m "pg and not serial and not browser" --durations=10 || FAILED+=("PostgreSQL in parallel")
 
-phase "PostgreSQL set, serial"
-DATABASE_URL="$PG_URL" "$PY" -m pytest -q -m "pg and serial and not browser" --durations=10 \
-    || FAILED+=("PostgreSQL serial")
-
 phase "end"
 if [ "${#FAILED[@]}" -gt 0 ]; then
     echo "== failed: ${FAILED[*]}"
