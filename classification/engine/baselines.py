@@ -21,43 +21,61 @@ from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, Training
 EMBED_REPORT_SECONDS = 5.0  # how often embedding says how far it got
 # Each head's C unless the job sets regularization_c (a search tunes it).
 DEFAULT_C = {"svm": 0.5, "embed": 4.0, "tfidf": 10.0}
+# Whether each head weights its labels by inverse frequency.
+BALANCED = {"svm": False, "embed": True, "tfidf": True}
 
 
-def _vectorizer(ngram_max: int = 2) -> Any:
+def _vectorizer(*, ngram_max: int = 2, sublinear_tf: bool = True, min_df: int = 2,
+                char_ngrams: bool = False) -> Any:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    # Word uni+bigrams with sublinear tf: measured best speed/quality trade-off on the demo data.
-    return TfidfVectorizer(
+    # Word uni+bigrams with sublinear tf: measured best speed/quality trade-off on the demo data
+    # (scripts/tune_tfidf.py cross-validates these settings; docs/figures/tfidf_tuning.md).
+    words = TfidfVectorizer(
         ngram_range=(1, ngram_max),
-        min_df=2,
+        min_df=min_df,
         max_df=0.9,
-        sublinear_tf=True,
+        sublinear_tf=sublinear_tf,
         strip_accents="unicode",
         max_features=200_000,
         dtype=np.float32,
     )
+    if not char_ngrams:
+        return words
+    from sklearn.pipeline import FeatureUnion
+
+    # Only the tuning script asks for these: a word-piece view for spelling variants.
+    chars = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), min_df=min_df,
+                            sublinear_tf=sublinear_tf, strip_accents="unicode",
+                            max_features=200_000, dtype=np.float32)
+    return FeatureUnion([("words", words), ("chars", chars)])
 
 
-def _linear_head(kind: str, multi_label: bool, seed: int, c: float | None = None) -> Any:
+def _linear_head(kind: str, multi_label: bool, seed: int, c: float | None = None, *,
+                 balanced: bool | None = None) -> Any:
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.linear_model import LogisticRegression
     from sklearn.multiclass import OneVsRestClassifier
     from sklearn.svm import LinearSVC
 
     c = DEFAULT_C[kind] if c is None else c
+    weight = "balanced" if (BALANCED[kind] if balanced is None else balanced) else None
     if kind == "svm":
         # LinearSVC has no probabilities; sigmoid calibration gives them at 3x the fit cost.
-        base = CalibratedClassifierCV(LinearSVC(C=c, random_state=seed), cv=3, method="sigmoid")
+        base = CalibratedClassifierCV(LinearSVC(C=c, class_weight=weight, random_state=seed),
+                                      cv=3, method="sigmoid")
     elif kind == "embed":
-        base = LogisticRegression(C=c, max_iter=2000, class_weight="balanced", random_state=seed)
+        base = LogisticRegression(C=c, max_iter=2000, class_weight=weight, random_state=seed)
     else:
-        base = LogisticRegression(
-            C=c, max_iter=2000, class_weight="balanced", solver="liblinear", random_state=seed
-        )
+        # The dual problem: with far more TF-IDF features than articles, liblinear reaches the
+        # same optimum 15 to 30 times faster than in the primal (scripts/tune_tfidf.py).
+        base = LogisticRegression(C=c, max_iter=2000, class_weight=weight, solver="liblinear",
+                                  dual=True, random_state=seed)
     if multi_label:
         return OneVsRestClassifier(base)
     if kind == "tfidf" and not multi_label:
-        base.set_params(solver="lbfgs")  # liblinear is one-vs-rest only; lbfgs gives a softmax
+        # liblinear is one-vs-rest only; lbfgs gives a softmax (and has no dual form)
+        base.set_params(solver="lbfgs", dual=False)
     return base
 
 
@@ -75,7 +93,7 @@ class SklearnClassifier(BaseClassifier):
         return self.vectorizer.transform(texts)
 
     def _fit_features(self, texts: list[str]) -> Any:
-        self.vectorizer = _vectorizer(self.config.ngram_max if self.config else 2)
+        self.vectorizer = _vectorizer(ngram_max=self.config.ngram_max if self.config else 2)
         return self.vectorizer.fit_transform(texts)
 
     def fit(
