@@ -29,8 +29,12 @@ def _vectorizer(*, ngram_max: int = 2, sublinear_tf: bool = True, min_df: int = 
                 char_ngrams: bool = False) -> Any:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    # Word uni+bigrams with sublinear tf: measured best speed/quality trade-off on the demo data
-    # (scripts/tune_tfidf.py cross-validates these settings; docs/figures/tfidf_tuning.md).
+    # Word uni+bigrams, sublinear tf, min_df 2: cross-validated (scripts/tune_tfidf.py, 5 folds
+    # x 3 seeds, docs/figures/tfidf_tuning.md), word 1-3 lost 0.004-0.012 micro-F1 and C or
+    # class weights moved it less than the fold spread. char_wb 3-5 beside the words gained
+    # 0.011-0.019 (SVM: beyond the spread in all three seeds) at 4-6x the fit time, but is not
+    # the default yet: a FeatureUnion's vocabularies escape sklearn_files' compact form (46 s
+    # to save, 9 s to load even for 160 articles) and explanations read word features only.
     words = TfidfVectorizer(
         ngram_range=(1, ngram_max),
         min_df=min_df,
@@ -44,7 +48,7 @@ def _vectorizer(*, ngram_max: int = 2, sublinear_tf: bool = True, min_df: int = 
         return words
     from sklearn.pipeline import FeatureUnion
 
-    # Only the tuning script asks for these: a word-piece view for spelling variants.
+    # Only the tuning script asks for these (see above): pieces of words, for variants.
     chars = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), min_df=min_df,
                             sublinear_tf=sublinear_tf, strip_accents="unicode",
                             max_features=200_000, dtype=np.float32)
