@@ -118,6 +118,14 @@ def test_the_winners_page_lists_every_trial_and_what_a_larger_budget_would_add(
         more["sentence"])
     assert more["sentence"] in html
     assert 'id="search-larger-budget"' in html
+    # The winner's score is named by the rows it was measured on, never "validation" for a
+    # cross-validated mean.
+    winner = search["winner"]
+    on_split = winner["validation_split_macro_f1"] or winner["validation_macro_f1"]
+    shown = (f"cross-validated macro-F1 <strong>{floatformat(winner['validation_macro_f1'], 3)}"
+             if winner["basis"] == "cross-validation" else
+             f"macro-F1 on the validation split <strong>{floatformat(on_split, 3)}")
+    assert shown in html
 
 
 def test_a_winner_saved_before_its_trials_were_kept_still_renders(
