@@ -10,10 +10,10 @@ the set with `-m pg`.
 The serial group runs after the parallel suite, alone, because its tests measure memory or time
 against the whole machine (among them the job-supervision tests whose assertions are about how
 fast a cancel, a grace period or a hard limit acts: in parallel runs they failed only under
-load), or start whole deployments whose ports and processes would fight. The several-nodes test is not
-among them: every node takes free ports and a folder of its own, it needs PostgreSQL (skipped on
-SQLite), and its waits are minutes long, so it runs in the PostgreSQL set's parallel phase beside
-the rest of that set instead of after it, alone (about 140 s of wall time saved).
+load), or start whole deployments whose ports and processes would fight. The several-nodes test is
+not among them: every node takes free ports and a folder of its own, it needs PostgreSQL
+(skipped on SQLite), and its waits are minutes long, so it runs in the PostgreSQL set's parallel
+phase beside the rest of that set instead of after it, alone (about 140 s of wall time saved).
 
 A listed name that matches no test file fails the collection, so neither list rots silently.
 """
