@@ -52,9 +52,10 @@ class BatchSerializer(serializers.ModelSerializer):
         help_text="The CSV of predictions, once the status is completed; null before.",
     )
     calibrated = serializers.SerializerMethodField(
-        help_text="True: the `p_<label>` probabilities in its results are calibrated on the "
-        "model's validation split, so 0.9 means right about 9 times in 10. False: the model "
-        "was saved before calibration existed, or trained with calibration `none`.",
+        help_text="True: the `p_<label>` probabilities in its results went through the model's "
+        "calibration map, fitted on its validation split (the model's page states how often "
+        "they held on those held-out rows). False: the model was saved before calibration "
+        "existed, or trained with calibration `none`.",
     )
 
     class Meta:

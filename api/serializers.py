@@ -429,8 +429,9 @@ class PredictionSerializer(serializers.Serializer):
 class PredictOutputSerializer(serializers.Serializer):
     model_id = serializers.IntegerField()
     calibrated = serializers.BooleanField(
-        help_text="True: the probabilities were recalibrated on the validation split "
-        "(temperature or isotonic scaling), so 0.9 means right about 9 times in 10. False: a "
+        help_text="True: a calibration map was fitted on the validation split, its method "
+        "(none, temperature, Platt or isotonic) chosen by out-of-fold ECE; the model's page "
+        "states how often labels given about 0.9 were right on those held-out rows. False: a "
         "model saved before calibration existed, or trained with calibration `none`.")
     threshold = serializers.CharField(help_text="The thresholds that chose the labels: "
                                       "`f1` or `recall`.")
