@@ -49,18 +49,54 @@ DJANGO_SETTINGS_MODULE=medlitbot_project.settings_test "$PY" manage.py check
 DJANGO_SETTINGS_MODULE=medlitbot_project.settings_test "$PY" manage.py makemigrations --check --dry-run
 
 # Every suite runs even when an earlier one failed, so one run reports every failure.
+# Two lanes share the cores. The serial group's tests measure time and memory against the whole
+# machine, and alone they keep one of two cores busy; so it runs at normal priority while the
+# parallel SQLite suite, and after the serial group the PostgreSQL set, run at nice 19 beside it
+# and take only the CPU it leaves (a niced task yields to it within a scheduler tick).
+# TEST_SEQUENTIAL=1 runs the three phases one after another instead, each alone.
+LOGS="$(mktemp -d)"
+run_phase() {  # run_phase NAME LOG CMD...: runs CMD with its output in LOG, records its times
+    local name="$1" log="$2" t0=$SECONDS rc=0
+    shift 2
+    "$@" > "$log" 2>&1 || rc=$?
+    echo "$name|$t0|$SECONDS|$rc|$log" >> "$LOGS/phases"
+    printf '== phase %-28s ended after %5d s, exit %d\n' "$name" $((SECONDS - t0)) "$rc"
+}
+BESIDE=(nice -n 19)
+[ "${TEST_SEQUENTIAL:-0}" = "1" ] && BESIDE=()
+lane_parallel() {
+    run_phase "SQLite, $WORKERS in parallel" "$LOGS/sqlite-parallel.log" "${BESIDE[@]}" \
+        env DATABASE_URL= "$PY" -m pytest -q -n "$WORKERS" --dist worksteal -m "not serial" \
+        --durations=30
+}
+lane_serial_then_postgres() {
+    run_phase "SQLite, the serial group" "$LOGS/sqlite-serial.log" \
+        env DATABASE_URL= "$PY" -m pytest -q -m serial --durations=10
+    run_phase "PostgreSQL set, in parallel" "$LOGS/postgres.log" "${BESIDE[@]}" \
+        env DATABASE_URL="$PG_URL" "$PY" -m pytest -q -n "$WORKERS" --dist worksteal \
+        -m "pg and not serial and not browser" --durations=10
+}
+phase "the suites"
+if [ "${#BESIDE[@]}" -eq 0 ]; then
+    lane_parallel
+    lane_serial_then_postgres
+else
+    lane_parallel &
+    LANE=$!
+    lane_serial_then_postgres
+    wait "$LANE"
+fi
+
 FAILED=()
-phase "SQLite, $WORKERS in parallel"
-DATABASE_URL= "$PY" -m pytest -q -n "$WORKERS" --dist worksteal -m "not serial" --durations=30 \
-    || FAILED+=("SQLite in parallel")
-
-phase "SQLite, the serial group"
-DATABASE_URL= "$PY" -m pytest -q -m serial --durations=10 || FAILED+=("SQLite serial")
-
-phase "PostgreSQL set, in parallel"
-DATABASE_URL="$PG_URL" "$PY" -m pytest -q -n "$WORKERS" --dist worksteal \
-    -m "pg and not serial and not browser" --durations=10 || FAILED+=("PostgreSQL in parallel")
-
+while IFS='|' read -r name t0 t1 rc log; do
+    echo "== output of $name"
+    cat "$log"
+    [ "$rc" = "0" ] || FAILED+=("$name")
+done < "$LOGS/phases"
+while IFS='|' read -r name t0 t1 rc log; do
+    printf '== phase %-28s %5d s   (from %d s to %d s)\n' "$name" $((t1 - t0)) \
+        $((t0 - START)) $((t1 - START))
+done < "$LOGS/phases"
 phase "end"
 if [ "${#FAILED[@]}" -gt 0 ]; then
     echo "== failed: ${FAILED[*]}"
