@@ -51,7 +51,7 @@ DJANGO_SETTINGS_MODULE=medlitbot_project.settings_test "$PY" manage.py makemigra
 # Every suite runs even when an earlier one failed, so one run reports every failure.
 # Two lanes share the cores. The serial group's tests measure time and memory against the whole
 # machine, and alone they keep one of two cores busy; so it runs at normal priority while the
-# parallel SQLite suite, and after the serial group the PostgreSQL set, run at nice 19 beside it
+# parallel SQLite suite, and after the serial group the PostgreSQL set, run at nice 15 beside it
 # and take only the CPU it leaves (a niced task yields to it within a scheduler tick).
 # TEST_SEQUENTIAL=1 runs the three phases one after another instead, each alone.
 LOGS="$(mktemp -d)"
@@ -62,7 +62,7 @@ run_phase() {  # run_phase NAME LOG CMD...: runs CMD with its output in LOG, rec
     echo "$name|$t0|$SECONDS|$rc|$log" >> "$LOGS/phases"
     printf '== phase %-28s ended after %5d s, exit %d\n' "$name" $((SECONDS - t0)) "$rc"
 }
-BESIDE=(nice -n 19)
+BESIDE=(nice -n 15)
 [ "${TEST_SEQUENTIAL:-0}" = "1" ] && BESIDE=()
 lane_parallel() {
     run_phase "SQLite, $WORKERS in parallel" "$LOGS/sqlite-parallel.log" "${BESIDE[@]}" \

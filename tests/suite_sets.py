@@ -7,10 +7,12 @@ test per app. `tests/conftest.py` gives each listed file's tests the marker `pg(
 module may also carry `pytestmark = pytest.mark.pg("reason")` itself. `scripts/test.sh` selects
 the set with `-m pg`.
 
-The serial group runs after the parallel suite, alone, because its tests measure memory or time
-against the whole machine (among them the job-supervision tests whose assertions are about how
-fast a cancel, a grace period or a hard limit acts: in parallel runs they failed only under
-load), or start whole deployments whose ports and processes would fight. The several-nodes test is
+The serial group runs one test at a time, at normal priority, while the parallel suite runs
+beside it at nice 15 (scripts/test.sh): its tests measure memory or time against the whole
+machine, and a niced neighbour yields the CPU to them (among them the job-supervision tests
+whose assertions are about how fast a cancel, a grace period or a hard limit acts: in parallel
+runs at equal priority they failed only under load), or start whole deployments whose ports and
+processes would fight. The several-nodes test is
 not among them: every node takes free ports and a folder of its own, it needs PostgreSQL
 (skipped on SQLite), and its waits are minutes long, so it runs in the PostgreSQL set's parallel
 phase beside the rest of that set instead of after it, alone (about 140 s of wall time saved).

@@ -56,7 +56,11 @@ def test_a_tiny_bert_job_trains_end_to_end_and_its_model_predicts(
     assert {"preparing", "loading_model", "training", "saving", "done"} <= set(phases), phases
     assert job.worker_pid == worker.pid
     assert job.child_pid not in (None, worker.pid)
-    assert niceness == {3}, "training runs at TRAINING_NICE so the web stays responsive"
+    # TRAINING_NICE is added to the worker's own niceness (scripts/test.sh runs this beside the
+    # serial group at nice 15, where 3 more is still below the cap of 19 and so still visible).
+    worker_nice = psutil.Process(worker.pid).nice()
+    assert worker_nice + 3 <= 19, f"run at nice {worker_nice}, the +3 would be capped unseen"
+    assert niceness == {worker_nice + 3}, "training runs at TRAINING_NICE above its worker"
     assert job.heartbeat_at is not None
     assert job.device_plan.get("device") == "cpu"
     # The suite's cap on a job's threads reached the training process.
