@@ -37,6 +37,17 @@ WEIGHT_STEP = 0.1
 EXHAUSTIVE_MAX_MEMBERS = 4
 
 
+@dataclasses.dataclass(frozen=True)
+class TunedOn:
+    """The validation rows an ensemble was tuned on, as its members scored them: kept in
+    memory (never saved) so a search can judge it out of fold without scoring them again
+    (ensemble_score)."""
+
+    texts: list[str]
+    truth: np.ndarray
+    probs: list[np.ndarray]
+
+
 def _decide(prob: np.ndarray, truth: np.ndarray, multi_label: bool) -> np.ndarray:
     """Indicator predictions as the finished model would make them: with this weighting's own
     per-label thresholds (multi-label) or per-class offsets (single-label), as _tune sets them.
@@ -87,6 +98,7 @@ class EnsembleClassifier(EvaluatesWithMetadata, BaseClassifier):
         super().__init__(model_type, device_plan)
         self.members: list[BaseClassifier] = []
         self.weights: list[float] = []
+        self.tuned_on: TunedOn | None = None
 
     @classmethod
     def from_members(
@@ -134,7 +146,10 @@ class EnsembleClassifier(EvaluatesWithMetadata, BaseClassifier):
         truth = encode_labels(val.labels, clf.label_names)
         progress({"phase": "training", "step": 0, "total_steps": 1, "epoch": 0.0,
                   "total_epochs": 1, "message": "Tuning the members' weights"})
+        weighing = time.perf_counter()
         clf.weights = [float(w) for w in tune_weights(probs, truth, clf.multi_label)]
+        clf.timings["weights_seconds"] = time.perf_counter() - weighing
+        clf.tuned_on = TunedOn(texts=list(val.texts), truth=truth, probs=probs)
         # The members' calibrated probabilities, averaged, are calibrated once more as a whole.
         raw = clf._combine(probs)
         prob = clf._tune(val, raw)

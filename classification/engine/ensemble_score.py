@@ -1,0 +1,124 @@
+"""Whether a search's ensemble beats its winner, judged out of fold on the validation split.
+
+An ensemble's weights (up to 286 weightings of four members, ensemble.tune_weights) and its
+thresholds or class offsets are tuned on the validation rows. Scored on those same rows, it
+"beats" the winner by noise: with that many weightings to choose from, one fits the split's
+accidents. So, as calibration_select chooses a calibration, both sides are cross-fitted on the
+same folds of the validation rows (stratified by label set): the ensemble's weights and its
+decision rules, and the winner's decision rules, are tuned on four fifths and applied to the
+fifth left out, five times; the held-out predictions are pooled and each side's macro-F1 is
+computed on them. Both sides pay the same tuning optimism (none), and the members' validation
+probabilities, computed once by EnsembleClassifier.from_members, are all it needs.
+
+Calibration maps are not refitted per fold: every probability here (the members', the
+winner's) is already through its model's own map, on both sides alike. No Django here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import search_scoring
+from .calibration import CV_FOLDS
+from .decisions import single_label_choice, tune_class_offsets
+from .ensemble import tune_weights
+from .metrics import apply_thresholds, macro_f1, tune_thresholds
+from .types import TrainingStopped
+
+# A gain this small is not worth running every member at each prediction.
+ENSEMBLE_MARGIN = 0.005
+# Below this many rows a fold holds fewer than four: no out-of-fold judgement is made on that.
+MIN_ROWS = 20
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The ensemble and the winner, each scored out of fold on the same `rows` and `folds`, and
+    the gain the ensemble needed (ENSEMBLE_MARGIN plus one standard error of a score on `rows`)."""
+
+    ensemble: float
+    alone: float
+    rows: int
+    folds: int
+    margin: float
+    seconds: float
+
+    @property
+    def wins(self) -> bool:
+        return self.ensemble > self.alone + self.margin
+
+    @property
+    def basis(self) -> str:
+        return f"out of fold on {self.rows} validation rows ({self.folds} folds)"
+
+
+def label_folds(truth: np.ndarray, folds: int = CV_FOLDS) -> np.ndarray:
+    """Fold of each row, stratified by label set: rows sorted by their labels and dealt out in
+    turn, so each fold holds about 1/folds of every label (and label combination)."""
+    fold = np.empty(len(truth), dtype=np.int64)
+    order = np.lexsort(truth.T[::-1]) if truth.size else np.arange(len(truth))
+    fold[order] = np.arange(len(truth)) % folds
+    return fold
+
+
+def _decided(fit_prob: np.ndarray, fit_truth: np.ndarray, prob: np.ndarray,
+             multi_label: bool) -> np.ndarray:
+    """Indicator predictions for `prob` by rules (per-label thresholds, or per-class offsets)
+    tuned on (fit_prob, fit_truth), as the finished model tunes them on validation."""
+    if multi_label:
+        return apply_thresholds(prob, tune_thresholds(fit_truth, fit_prob))
+    offsets = tune_class_offsets(fit_truth.argmax(axis=1), fit_prob)
+    return np.eye(prob.shape[1], dtype=np.int64)[single_label_choice(prob, offsets)]
+
+
+def out_of_fold_alone(*, prob: np.ndarray, truth: np.ndarray, multi_label: bool,
+                      fold: np.ndarray) -> np.ndarray:
+    """One model's pooled held-out predictions, its decision rules tuned on the other folds."""
+    pred = np.zeros_like(truth)
+    for k in np.unique(fold):
+        held = fold == k
+        pred[held] = _decided(prob[~held], truth[~held], prob[held], multi_label)
+    return pred
+
+
+def out_of_fold_ensemble(*, probs: list[np.ndarray], truth: np.ndarray, multi_label: bool,
+                         fold: np.ndarray,
+                         should_stop: Callable[[], bool] | None = None) -> np.ndarray:
+    """The ensemble's pooled held-out predictions: per fold, weights and then decision rules
+    tuned on the other folds; TrainingStopped when `should_stop` says so between folds."""
+    stacked = np.stack(probs)  # members x rows x labels
+    pred = np.zeros_like(truth)
+    for k in np.unique(fold):
+        if should_stop is not None and should_stop():
+            raise TrainingStopped(None, "Stopped while judging the ensemble out of fold")
+        held = fold == k
+        weights = tune_weights([p[~held] for p in probs], truth[~held], multi_label)
+        combined = np.tensordot(weights, stacked, axes=1)
+        pred[held] = _decided(combined[~held], truth[~held], combined[held], multi_label)
+    return pred
+
+
+def ensemble_judge(*, probs: list[np.ndarray], alone: np.ndarray, truth: np.ndarray,
+                   multi_label: bool, folds: int = CV_FOLDS,
+                   should_stop: Callable[[], bool] | None = None) -> Judged | None:
+    """The ensemble of `probs` against one model's `alone` probabilities (the same validation
+    rows, `truth` their labels), both cross-fitted on the same folds; None below MIN_ROWS."""
+    truth = np.asarray(truth, dtype=np.int64)
+    if len(truth) < MIN_ROWS:
+        return None
+    started = time.perf_counter()
+    fold = label_folds(truth, folds)
+    together = macro_f1(truth, out_of_fold_ensemble(
+        probs=[np.asarray(p, dtype=np.float64) for p in probs], truth=truth,
+        multi_label=multi_label, fold=fold, should_stop=should_stop))
+    single = macro_f1(truth, out_of_fold_alone(prob=np.asarray(alone, dtype=np.float64),
+                                               truth=truth, multi_label=multi_label, fold=fold))
+    noise, _ = search_scoring.noise(
+        search_scoring.Scored(-1, "ensemble", together), search_scoring.Scored(-2, "alone", single),
+        val_rows=len(truth), basis=search_scoring.VALIDATION)
+    return Judged(ensemble=together, alone=single, rows=len(truth), folds=folds,
+                  margin=ENSEMBLE_MARGIN + noise, seconds=time.perf_counter() - started)
