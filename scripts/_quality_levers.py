@@ -2,8 +2,10 @@
 kind, over several seeds, reported as mean and spread (never a best run).
 
 A lever is what a person can turn on for a training job:
-- calibration: the probabilities recalibrated on validation (TrainConfig.calibration,
-  temperature, the app's default); off means calibration "none".
+- calibration: the probabilities recalibrated on validation by the app's default method,
+  TrainConfig.calibration's default read at run time (now "select": of none, temperature, Platt
+  and isotonic, the lowest out-of-fold ECE, none unless one beats it beyond noise); off means
+  "none". Each row says which maps its seeds kept ("select: kept none" recalibrated nothing).
 - metadata: journal, MeSH, publication types and keywords beside the text, read exactly as a
   training job reads them (classification/jobs/training_metadata.splits_with_metadata, "auto").
   Off means text only. On data without such fields it changes nothing and is reported so.
@@ -246,7 +248,8 @@ class Runner:
         train, val, test = data.splits
         config = TrainConfig(label_names=data.labels, multi_label=data.multi,
                              epochs=self.epochs, seed=seed, metadata_fields=["none"],
-                             calibration="temperature" if "calibration" in levers else "none",
+                             calibration=app_calibration() if "calibration" in levers
+                             else "none",
                              output_dir=str(self.scratch / f"job-{model_type}-{seed}-"
                                             f"{'+'.join(sorted(levers)) or 'none'}"))
         if spec.learning_rate is not None:
@@ -274,10 +277,24 @@ class Runner:
         metrics = clf.evaluate(test)
         row.update(micro_f1=metrics["micro_f1"], macro_f1=metrics["macro_f1"],
                    ece_before=metrics.get("ece_uncalibrated"), ece_after=metrics.get("ece"),
-                   calibration=clf.calibration.method,
+                   calibration=calibration_said(clf.calibration),
                    metadata_used=list(getattr(clf.config, "metadata_used", []) or []),
                    trained_type=trained)
         return row
+
+
+def app_calibration() -> str:
+    """The calibration a training job uses when nobody picks one: TrainConfig's default."""
+    from classification.ml_models import TrainConfig
+
+    return str(TrainConfig().calibration)
+
+
+def calibration_said(calibration: Any) -> str:
+    """The method, and for "select" the map it kept: "select: kept none" applies nothing."""
+    if calibration.method == calibration.chosen:
+        return str(calibration.method)
+    return f"{calibration.method}: kept {calibration.chosen}"
 
 
 # The self_training lever (jobs/self_training.py's settings and rounds, on hidden labels).
@@ -366,7 +383,7 @@ def lever_row(runner: Runner, model_type: str, used: frozenset[str],
     row: dict[str, Any] = {"status": "measured", "levers_used": sorted(used), "seeds": seeds,
                            **{m: spread([r[m] for r in runs]) for m in METRICS},
                            "metadata_used": runs[0]["metadata_used"],
-                           "calibration": runs[0]["calibration"],
+                           "calibration": "; ".join(sorted({r["calibration"] for r in runs})),
                            "trained_type": runs[0]["trained_type"]}
     if any("adapt" in r for r in runs):
         row["adapt"] = [r["adapt"] for r in runs]
