@@ -11,6 +11,8 @@ learning) per ranker and seed serves every rule, because no rule changes the ran
    * ``callaghan``: after ``patience`` irrelevant records in a row the reviewer switches to
      random sampling from the records still unread until p < 1 - confidence (or the pool is
      read to its end). Any switch rule keeps the guarantee: the test looks at the sample only.
+   * ``confseq``: the same random sampling, switched to where stopping_cs.switch_index says
+     (the ranked phase's recent yield against what the target tolerates), not at ``patience``.
    * ``qbcb`` / ``target``: a target set is drawn at random and read before the ranked phase;
      the ranked order does not depend on it (a target record costs nothing when the order
      reaches it), and the review stops once the order has reached the rule's cutoff of target
@@ -142,11 +144,19 @@ def _callaghan(review: dict[str, Any], truth: np.ndarray, rng: np.random.Generat
             _completed(read, review["switch_scores"], len(truth)))
 
 
+def _confseq_switch(order: list[int], truth: np.ndarray, *, recall_target: float
+                    ) -> int | None:
+    return stopping_cs.switch_index(ranked=[int(t) for t in truth[np.asarray(order, dtype=int)]],
+                                    total=len(truth), recall_target=recall_target)
+
+
 def _confseq(review: dict[str, Any], truth: np.ndarray, rng: np.random.Generator, *,
              recall_target: float, confidence: float) -> tuple[dict[str, Any], list[int]]:
-    """The confidence-sequence rule (screening.stopping_cs) on the same random order as
-    `_callaghan` (same rng stream), its prior from the ranked phase's recent yield."""
-    read = list(review["order"][:review["switch_at"]])
+    """The confidence-sequence rule (screening.stopping_cs) with the same random stream as
+    `_callaghan`, its own switch (stopping_cs.switch_index) and its prior from the ranked
+    phase's recent yield."""
+    switch = _confseq_switch(review["order"], truth, recall_target=recall_target)
+    read = list(review["order"][:switch if switch is not None else len(review["order"])])
     ranked = len(read)
     rest = np.setdiff1d(np.arange(len(truth)), np.asarray(read, dtype=int))
     order = rng.permutation(rest)
@@ -222,6 +232,9 @@ def simulate_seed(*, features: Any, truth: np.ndarray, seed: int, rules: list[st
     def done(order: list[int]) -> bool:
         if int(truth[order].sum()) < wanted:
             return False  # the ranker's own WSS@95 needs the order to 95% recall
+        if "confseq" in rules and _confseq_switch(order, truth,
+                                                  recall_target=recall_target) is None:
+            return False  # its switch is read off the ranked order, which must reach it
         reached = set(order)
         return all(c is None or sum(1 for i in t if truth[i] and i in reached) >= c
                    for t, c in needs)

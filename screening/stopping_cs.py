@@ -45,10 +45,23 @@ ASSUMPTIONS = (
     "The switch, and the prior the confidence sequence starts from, depend on the ranked phase "
     "only; the bound holds at every record read, so the stop may come at any look.",
 )
-# The prior's mean is the ranked phase's yield over its last RECENT records (the pool is
+# The prior's mean is the ranked phase's yield over its last PRIOR_RECENT records (the pool is
 # usually leaner than that); a = 1 keeps the prior's density highest near no relevant left.
-RECENT = 100
+# Priors centred on an extrapolation of the decaying yield, or concentrated near the truth
+# itself, stopped no sooner in simulation (docs/screening.md): the switch decides the cost.
+PRIOR_RECENT = 100
 PRIOR_A = 1.0
+# The switch the simulation's reviewer makes under this rule (issue 36): once the ranked
+# phase's yield over its last SWITCH_WINDOW records, spread over every record still unread,
+# would leave at most SWITCH_MARGIN times the relevant records the target lets go unfound.
+# The bound tolerates found * (1 - target) / target unfound, so a label whose relevant records
+# are common can switch while the ranked order still finds some, and a rare one later than a
+# fixed run of irrelevant records would. Any switch that reads the ranked phase only keeps the
+# guarantee; this one moves the stop only.
+SWITCH_WINDOW = 200
+SWITCH_MARGIN = 2.0
+# the ranked decisions a session hands over: enough for the prior and the switch
+RECENT = max(PRIOR_RECENT, SWITCH_WINDOW)
 
 
 def _log_beta(x: float, y: float) -> float:
@@ -77,10 +90,41 @@ def log_martingale(*, pool: int, sampled: int, k: int, big_k: int, prior_a: floa
 
 def prior_from_ranked(*, recent: list[int]) -> tuple[float, float]:
     """Beta(a, b) with a = PRIOR_A and mean (yes + 1) / (read + 2) over the ranked phase's last
-    RECENT decisions (`recent`: 0/1, oldest first)."""
-    tail = recent[-RECENT:]
+    PRIOR_RECENT decisions (`recent`: 0/1, oldest first)."""
+    tail = recent[-PRIOR_RECENT:]
     mean = (sum(tail) + 1.0) / (len(tail) + 2.0)
     return PRIOR_A, PRIOR_A * (1.0 - mean) / mean
+
+
+def _switch_due(*, window_yes: int, found: int, unread: int, recall_target: float) -> bool:
+    left = (window_yes + 1.0) / (SWITCH_WINDOW + 2.0) * unread
+    return left <= SWITCH_MARGIN * found * (1.0 - recall_target) / recall_target
+
+
+def switch_due(*, recent: list[int], found: int, unread: int, recall_target: float) -> bool:
+    """Whether the switch is due now (see SWITCH_WINDOW): `recent`, the ranked phase's last
+    decisions (0/1, oldest first); `found`, the relevant records it found; `unread`, the
+    records not read yet. Not before SWITCH_WINDOW records have been read."""
+    if len(recent) < SWITCH_WINDOW:
+        return False
+    return _switch_due(window_yes=sum(recent[-SWITCH_WINDOW:]), found=found, unread=unread,
+                       recall_target=recall_target)
+
+
+def switch_index(*, ranked: list[int], total: int, recall_target: float) -> int | None:
+    """The number of records read in ranked order when switch_due first holds, or None if it
+    does not within `ranked` (0/1 decisions in the order read, cold start included, out of
+    `total` records): switch_due at every prefix, with running sums."""
+    found = window_yes = 0
+    for read, relevant in enumerate(ranked, start=1):
+        found += relevant
+        window_yes += relevant - (ranked[read - 1 - SWITCH_WINDOW] if read > SWITCH_WINDOW
+                                  else 0)
+        if read >= SWITCH_WINDOW and _switch_due(window_yes=window_yes, found=found,
+                                                 unread=total - read,
+                                                 recall_target=recall_target):
+            return read
+    return None
 
 
 def recall_lower_bound(*, found: int, left_upper: int) -> float:

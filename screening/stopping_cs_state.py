@@ -53,8 +53,10 @@ def confseq_state(*, label: str, pool: int, draws: list[bool], r_al: int,
     """The state of `confseq` for one label.
 
     `draws`: the random sample after the switch, in the order drawn (True: relevant);
-    `ranked_recent`: the ranked phase's decisions for the label, oldest first (1: relevant),
-    from which the prior is set as the simulation sets it (stopping_cs.prior_from_ranked).
+    `ranked_recent`: the ranked phase's last stopping_cs.RECENT decisions for the label,
+    oldest first (1: relevant), from which the prior is set as the simulation sets it
+    (stopping_cs.prior_from_ranked), and, before the switch (`pool` then counts the records
+    unread), whether the simulation's switch is due (stopping_cs.switch_due).
     """
     prior_a, prior_b = stopping_cs.prior_from_ranked(recent=ranked_recent)
     alpha = 1.0 - confidence
@@ -70,6 +72,9 @@ def confseq_state(*, label: str, pool: int, draws: list[bool], r_al: int,
         "claimable_recall": bound.claimable_recall(),
         "more_needed": _more_needed(bound, recall_target=recall_target),
         "left_upper": bound.left_upper, "prior_a": prior_a, "prior_b": prior_b,
+        # before the switch: whether the switch the simulation models is due (pool: unread)
+        "switch_due": not draws and stopping_cs.switch_due(
+            recent=ranked_recent, found=r_al, unread=pool, recall_target=recall_target),
         # the export's justification names the bound the stop rested on
         "test": (f"{stopping_cs.TEST_NAME}; at most {bound.left_upper} relevant record(s) "
                  f"left unread (confidence {confidence}), prior Beta({prior_a:g}, "
