@@ -54,8 +54,9 @@ class BatchSerializer(serializers.ModelSerializer):
     calibrated = serializers.SerializerMethodField(
         help_text="True: the `p_<label>` probabilities in its results went through the model's "
         "calibration map, fitted on its validation split (the model's page states how often "
-        "they held on those held-out rows). False: the model was saved before calibration "
-        "existed, or trained with calibration `none`.",
+        "they held on those held-out rows). False: no map is applied, they are the model's "
+        "own: its calibration `select` kept none, it was trained with calibration `none`, or "
+        "saved before calibration existed.",
     )
 
     class Meta:

@@ -429,10 +429,13 @@ class PredictionSerializer(serializers.Serializer):
 class PredictOutputSerializer(serializers.Serializer):
     model_id = serializers.IntegerField()
     calibrated = serializers.BooleanField(
-        help_text="True: a calibration map was fitted on the validation split, its method "
-        "(none, temperature, Platt or isotonic) chosen by out-of-fold ECE; the model's page "
-        "states how often labels given about 0.9 were right on those held-out rows. False: a "
-        "model saved before calibration existed, or trained with calibration `none`.")
+        help_text="True: the probabilities went through a calibration map fitted on the "
+        "validation split (with `select`, the default, the one of temperature, Platt or "
+        "isotonic with the lowest out-of-fold ECE, kept only when it beat none beyond noise); "
+        "the model's page states how often labels given about 0.9 were right on those "
+        "held-out rows. False: no map is applied, the probabilities are the model's own: "
+        "`select` kept none, the model was trained with calibration `none`, or saved before "
+        "calibration existed.")
     threshold = serializers.CharField(help_text="The thresholds that chose the labels: "
                                       "`f1` or `recall`.")
     predictions = PredictionSerializer(many=True, help_text="One per text, in the input order.")

@@ -27,7 +27,8 @@ def test_every_shard_uses_the_recall_thresholds(settings, user, media_root,
         "completed"}
     assert cut_csv == whole_csv
     assert cut_items == whole_items
-    assert {(i["threshold"], i["calibrated"]) for i in cut_items} == {("recall", True)}
+    # The demo model's `select` kept no map on its 17 validation rows: nothing recalibrated.
+    assert {(i["threshold"], i["calibrated"]) for i in cut_items} == {("recall", False)}
     assert [i["predicted_labels"] for i in cut_items] == engine_labels(
         ml_model=trained_model, path=DEMO_SLICE, threshold="recall")
 

@@ -136,18 +136,33 @@ def mlmodel_predict(
     return _classifier(ml_model).predict(list(texts), fast=fast, threshold=threshold)
 
 
+def calibration_applied(report: dict[str, Any] | None) -> bool:
+    """Whether the calibration a model's stored metrics report changed its probabilities: a
+    map was kept (a selection that kept "none" applied nothing) and it is not the identity (a
+    temperature check that found nothing to correct leaves every probability as it was, so the
+    Brier score and ECE before and after are then exactly equal)."""
+    report = report or {}
+    if str(report.get("chosen") or report.get("method") or "none") == "none":
+        return False
+    before = (report.get("brier_before"), report.get("ece_before"))
+    after = (report.get("brier_after"), report.get("ece_after"))
+    return None in before or before != after
+
+
 def mlmodel_calibrated_by_id(*, ml_model_ids: set[int]) -> dict[int, bool]:
-    """Per model id, whether its probabilities are calibrated, read from the metrics its
-    training job stored (its calibration method), without loading any model's files."""
-    from django.db.models.fields.json import KT
+    """Per model id, whether a calibration map is applied to its probabilities, read from the
+    metrics its training job stored (calibration_applied), without loading any model's files."""
+    from django.db.models.fields.json import KeyTransform
 
     rows = MLModel.objects.filter(pk__in=ml_model_ids).values_list(
-        "pk", KT("metrics__calibration__method"))
-    found = {pk: method not in (None, "", "none") for pk, method in rows}
+        "pk", KeyTransform("calibration", "metrics"))
+    found = {pk: calibration_applied(report if isinstance(report, dict) else None)
+             for pk, report in rows}
     return {pk: found.get(pk, False) for pk in ml_model_ids}
 
 
 def mlmodel_calibrated(*, ml_model: MLModel) -> bool:
-    """Whether the model's probabilities are calibrated on validation (False for a model saved
-    before calibration existed, or trained with calibration "none")."""
-    return bool(_classifier(ml_model).calibrated)
+    """Whether a calibration map is applied to the model's probabilities: False for a model
+    saved before calibration existed, trained with calibration "none", or whose "select" kept
+    none (its probabilities are the model's own)."""
+    return not _classifier(ml_model).calibration.is_identity
