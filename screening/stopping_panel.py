@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from screening import stopping_rules
+from screening import stopping_cs, stopping_rules
 from screening.models import Record, ScreeningSession
 
 # The simulation's switch (simulate_screening --patience): a run of this many irrelevant
@@ -32,6 +32,23 @@ def _advice(label: str, found: int, seen: int, state: dict[str, Any]) -> str:
             "would add more.")
 
 
+def _confseq_advice(label: str, seen: int, state: dict[str, Any]) -> str:
+    """confseq's own switch (stopping_cs.switch_due), the one its simulation measured: a
+    yield over the last SWITCH_WINDOW ranked records low enough that the records left unread
+    hold at most a couple of times the misses the target allows."""
+    window = stopping_cs.SWITCH_WINDOW
+    if seen < window:
+        return (f"{label}: {seen} record(s) read in ranked order so far; this rule judges the "
+                f"switch on the last {window}, so keep reading in ranked order.")
+    if state.get("switch_due"):
+        return (f"{label}: the last {window} ranked records found so few relevant ones that "
+                "the records left likely hold few more than the target allows: switching to "
+                "random sampling pays off now.")
+    return (f"{label}: the last {window} ranked records still find relevant ones often enough "
+            "that the records left may hold more than the target allows: keep reading in "
+            "ranked order.")
+
+
 def _bound(state: dict[str, Any]) -> str:
     """The confidence sequence's bound, for `confseq` (its states carry `left_upper`)."""
     if "left_upper" not in state:
@@ -50,11 +67,15 @@ def stopping_panel(*, session: ScreeningSession, states: list[dict[str, Any]]
     ranked_read, sampled_read = phases.count("ranked"), phases.count("sample")
     advice = []
     if session.phase == ScreeningSession.Phase.RANKED:
+        window = max(LAST, stopping_cs.SWITCH_WINDOW)
         recent = list(Record.objects.filter(session=session, done_phase="ranked").order_by(
-            "-done_at", "-pk").values_list("final", flat=True)[:LAST])
+            "-done_at", "-pk").values_list("final", flat=True)[:window])
         for state in states:
-            found = sum(1 for final in recent if final.get(state["label"]) == "yes")
-            advice.append(_advice(state["label"], found, len(recent), state))
+            if "switch_due" in state:
+                advice.append(_confseq_advice(state["label"], len(recent), state))
+                continue
+            found = sum(1 for final in recent[:LAST] if final.get(state["label"]) == "yes")
+            advice.append(_advice(state["label"], found, min(len(recent), LAST), state))
     elif session.phase == ScreeningSession.Phase.SAMPLING:
         advice = [f"{s['label']}: {s['sampled']} random records read, {s['k']} relevant; "
                   f"{s['more_needed']} more needed if none of them is relevant."

@@ -84,3 +84,22 @@ def test_after_fifty_irrelevant_in_ranked_order_the_panel_says_switching_pays_of
         "is relevant (each relevant one found adds more).")
     assert "found 4 relevant record(s) in its last 50: keep reading" in _advice(
         "x", 4, 50, state)
+
+
+def test_a_confseq_session_is_advised_on_the_switch_its_own_simulation_measured() -> None:
+    from screening import stopping_cs
+    from screening.stopping_panel import _confseq_advice
+
+    window = stopping_cs.SWITCH_WINDOW
+    # 1,000 unread after 300 relevant found: 30 misses allowed at 0.95, so a yield of 3 in the
+    # last 200 (4/202 of 1,000 ≈ 20 left) is due, 20 in 200 (about 104 left) is not.
+    due = stopping_cs.switch_due(recent=[1] * 3 + [0] * (window - 3), found=300, unread=1000,
+                                 recall_target=0.95)
+    not_due = stopping_cs.switch_due(recent=[1] * 20 + [0] * (window - 20), found=300,
+                                     unread=1000, recall_target=0.95)
+    assert (due, not_due) == (True, False)
+    assert "pays off now" in _confseq_advice("x", window, {"switch_due": due})
+    assert "keep reading in ranked order" in _confseq_advice("x", window, {"switch_due": not_due})
+    assert _confseq_advice("x", 120, {"switch_due": False}).startswith(
+        f"x: 120 record(s) read in ranked order so far; this rule judges the switch on the last "
+        f"{window}")
