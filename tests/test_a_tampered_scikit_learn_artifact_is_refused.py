@@ -118,8 +118,9 @@ def test_a_trusted_estimator_carrying_an_untrusted_function_is_refused(
         artifact: Path, tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
     loaded = load_classifier(str(artifact))
-    # A vectorizer whose preprocessor runs the attacker's function on every text it sees.
-    loaded.vectorizer.set_params(preprocessor=write_marker)
+    # A vectorizer whose preprocessor runs the attacker's function on every text it sees (the
+    # word member of the union that puts char n-grams beside the words).
+    loaded.vectorizer.set_params(words__preprocessor=write_marker)
     parts_save(folder=artifact, parts={"vectorizer": loaded.vectorizer, "head": loaded.head})
     with pytest.raises(ArtifactRefusedError, match=f"{__name__}.write_marker"):
         load_classifier(str(artifact)).predict([str(marker)])

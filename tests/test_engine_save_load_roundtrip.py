@@ -64,7 +64,10 @@ def test_tfidf_save_then_load_gives_identical_predictions_without_a_pickle(
     assert manifest["format_version"] == FORMAT_VERSION
     loaded = load_classifier(str(tmp_path / "tfidf"))
     assert np.array_equal(loaded.predict_proba(test.texts), clf.predict_proba(test.texts))
-    assert loaded.vectorizer.vocabulary_ == clf.vectorizer.vocabulary_
+    # words beside char n-grams (a FeatureUnion): each member's vocabulary comes back
+    for (name, member), (_, trained) in zip(loaded.vectorizer.transformer_list,
+                                            clf.vectorizer.transformer_list, strict=True):
+        assert member.vocabulary_ == trained.vocabulary_, name
     assert loaded.predict(test.texts) == clf.predict(test.texts)
 
 

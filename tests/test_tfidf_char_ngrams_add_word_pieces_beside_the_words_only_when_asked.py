@@ -1,7 +1,7 @@
 """The TF-IDF vectorizer's options as scripts/tune_tfidf.py tries them: by default word uni- and
-bigrams only (what explanations and the saved vocabulary expect); with char_ngrams, char_wb 3- to
-5-grams padded at word edges beside the same words; word 1-3 adds trigrams; min_df 1 keeps terms
-seen once."""
+bigrams only (new models ask for char n-grams: baselines.CHAR_NGRAMS); with char_ngrams,
+char_wb 3- to 5-grams padded at word edges beside the same words; word 1-3 adds trigrams;
+min_df 1 keeps terms seen once."""
 
 from __future__ import annotations
 

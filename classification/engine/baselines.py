@@ -23,6 +23,8 @@ EMBED_REPORT_SECONDS = 5.0  # how often embedding says how far it got
 DEFAULT_C = {"svm": 0.5, "embed": 4.0, "tfidf": 10.0}
 # Whether each head weights its labels by inverse frequency.
 BALANCED = {"svm": False, "embed": True, "tfidf": True}
+# Whether new TF-IDF models add char_wb 3-5 n-grams beside the words (_vectorizer says why).
+CHAR_NGRAMS = True
 
 
 def _vectorizer(*, ngram_max: int = 2, sublinear_tf: bool = True, min_df: int = 2,
@@ -32,9 +34,11 @@ def _vectorizer(*, ngram_max: int = 2, sublinear_tf: bool = True, min_df: int = 
     # Word uni+bigrams, sublinear tf, min_df 2: cross-validated (scripts/tune_tfidf.py, 5 folds
     # x 3 seeds, docs/figures/tfidf_tuning.md), word 1-3 lost 0.004-0.012 micro-F1 and C or
     # class weights moved it less than the fold spread. char_wb 3-5 beside the words gained
-    # 0.011-0.019 (SVM: beyond the spread in all three seeds) at 4-6x the fit time, but is not
-    # the default yet: a FeatureUnion's vocabularies escape sklearn_files' compact form (46 s
-    # to save, 9 s to load even for 160 articles) and explanations read word features only.
+    # 0.011-0.019 there, and on the demo split's test rows (3 seeds, --resplit) +0.008 micro /
+    # +0.008 macro for logreg, +0.014 / +0.014 for the SVM: on for new models (CHAR_NGRAMS).
+    # It costs about 3x the fit (the features' nonzeros grow ninefold; capping the vocabulary
+    # barely thins them); sklearn_files keeps every member's vocabulary compact and explain.py
+    # credits each piece to its word(s).
     words = TfidfVectorizer(
         ngram_range=(1, ngram_max),
         min_df=min_df,
@@ -48,7 +52,7 @@ def _vectorizer(*, ngram_max: int = 2, sublinear_tf: bool = True, min_df: int = 
         return words
     from sklearn.pipeline import FeatureUnion
 
-    # Only the tuning script asks for these (see above): pieces of words, for variants.
+    # Pieces of words: a word's stem, a plural, a misspelling still share most of them.
     chars = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), min_df=min_df,
                             sublinear_tf=sublinear_tf, strip_accents="unicode",
                             max_features=200_000, dtype=np.float32)
@@ -97,7 +101,8 @@ class SklearnClassifier(BaseClassifier):
         return self.vectorizer.transform(texts)
 
     def _fit_features(self, texts: list[str]) -> Any:
-        self.vectorizer = _vectorizer(ngram_max=self.config.ngram_max if self.config else 2)
+        self.vectorizer = _vectorizer(ngram_max=self.config.ngram_max if self.config else 2,
+                                      char_ngrams=CHAR_NGRAMS)
         return self.vectorizer.fit_transform(texts)
 
     def fit(

@@ -5,7 +5,10 @@ changed (a loaded classifier is shared by the threads of a web process):
 
 - TF-IDF + a linear head: exact. A linear score is the sum over the text's n-gram features of
   coefficient x tf-idf value, plus the intercept. Each n-gram's share is spread evenly over the
-  words it covers, so the word weights plus the intercept add up to the score as well.
+  words it covers, so the word weights plus the intercept add up to the score as well. With
+  char_wb n-grams beside the words (a FeatureUnion), each piece's share goes to the word(s) of
+  the token it lies in (tfidf_spans.py), and the listed terms are those words, each with the
+  sum of its n-grams' and pieces' shares.
 - A transformer (fine-tuned, or the frozen MiniLM encoder under a logistic regression):
   Integrated Gradients (Captum) from the text's word embeddings to those of the same text with
   every word replaced by [PAD]; token attributions are summed per word. Their sum plus the
@@ -18,9 +21,10 @@ classes), so weights compare across labels and methods. Nothing here imports Dja
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from .tfidf_spans import feature_spans
 
 # Integrated Gradients' cost is about steps x tokens (a forward and a backward pass each):
 # this budget keeps one label of one abstract under 2 s on a 2-core CPU, 1.3 s typically
@@ -204,7 +208,10 @@ def _linear(classifier: Any, text: str, indices: list[int], top_k: int
     vectorizer, head = classifier.vectorizer, _head(classifier)
     x = vectorizer.transform([text]).tocsr()
     features, values = x.indices, x.data.astype(np.float64)
-    words, grams = word_ngrams(vectorizer, text)
+    words, grams = feature_spans(vectorizer, text)
+    # With char n-grams beside the words, the evidence is per word: a piece like "cardi" means
+    # little alone, and the words' weights are what sums to the score.
+    by_word = getattr(vectorizer, "transformer_list", None) is not None
     names = {f: term for f, (term, _) in grams.items()}
     if any(int(f) not in names for f in features):
         all_names = vectorizer.get_feature_names_out()  # rare: a feature not found in the text
@@ -221,76 +228,32 @@ def _linear(classifier: Any, text: str, indices: list[int], top_k: int
         word_weights = np.zeros(len(words))
         for f, c in zip(features, contributions, strict=True):
             occurrences = grams.get(int(f), ("", []))[1]
-            for first, n in occurrences:
-                word_weights[first:first + n] += c / len(occurrences) / n
-        by_term = {names[int(f)]: float(c) for f, c in zip(features, contributions, strict=True)}
-        extra = {names[int(f)]: {"value": float(v), "coefficient": float(w[f])}
-                 for f, v in zip(features, values, strict=True)}
-        positive, negative = _top_terms(by_term, top_k, extra)
+            for covered in occurrences:
+                for k in covered:
+                    word_weights[k] += c / len(occurrences) / len(covered)
+        if by_word:
+            by_term: dict[str, float] = {}
+            for (s, e), wt in zip(words, word_weights, strict=True):
+                term = text[s:e].lower()
+                by_term[term] = by_term.get(term, 0.0) + float(wt)
+            for f, c in zip(features, contributions, strict=True):
+                if int(f) not in grams:  # not located: still counted, under its own name
+                    by_term[names[int(f)]] = by_term.get(names[int(f)], 0.0) + float(c)
+            positive, negative = _top_terms(by_term, top_k)
+        else:
+            by_term = {names[int(f)]: float(c)
+                       for f, c in zip(features, contributions, strict=True)}
+            extra = {names[int(f)]: {"value": float(v), "coefficient": float(w[f])}
+                     for f, v in zip(features, values, strict=True)}
+            positive, negative = _top_terms(by_term, top_k, extra)
         rows.append({
             "score": float(contributions.sum() + b), "base_score": b, "delta": 0.0,
             "positive": positive, "negative": negative,
-            "spans": [(s, e, float(wt)) for (s, e), wt in zip(words, word_weights, strict=True)
-                      if wt != 0.0],
+            "spans": sorted((s, e, float(wt)) for (s, e), wt
+                            in zip(words, word_weights, strict=True) if wt != 0.0),
         })
     calibrated = "mean calibrated logit of the cross-validated SVMs"
     return rows, calibrated if _is_calibrated(head) else "logit", None
-
-
-def word_ngrams(vectorizer: Any, text: str
-                ) -> tuple[list[tuple[int, int]], dict[int, tuple[str, list[tuple[int, int]]]]]:
-    """The vectorizer's words in `text` as character spans, and where each known n-gram occurs.
-
-    Returns (words, {feature index: (n-gram, [(first word, n)])}), replaying scikit-learn's
-    word analyzer (preprocess, token pattern, stop words, n-grams) with offsets kept. Other
-    analyzers give no spans; their contributions are still exact, only not located.
-    """
-    if vectorizer.analyzer != "word" or vectorizer.tokenizer is not None:
-        return [], {}
-    preprocessed, origin = _preprocess_with_offsets(vectorizer, text)
-    if preprocessed is None:
-        return [], {}
-    pattern = re.compile(vectorizer.token_pattern)
-    group = 1 if pattern.groups == 1 else 0  # scikit-learn's findall returns the one group
-    stop = vectorizer.get_stop_words() or frozenset()
-    tokens: list[str] = []
-    words: list[tuple[int, int]] = []
-    for match in pattern.finditer(preprocessed):
-        start, end = match.span(group)
-        token = match.group(group)
-        if start == end or token in stop:
-            continue
-        tokens.append(token)
-        words.append((origin[start], origin[end - 1] + 1))
-    vocabulary = vectorizer.vocabulary_
-    low, high = vectorizer.ngram_range
-    grams: dict[int, tuple[str, list[tuple[int, int]]]] = {}
-    for n in range(low, high + 1):
-        for i in range(len(tokens) - n + 1):
-            term = " ".join(tokens[i:i + n])
-            feature = vocabulary.get(term)
-            if feature is not None:
-                grams.setdefault(int(feature), (term, []))[1].append((i, n))
-    return words, grams
-
-
-def _preprocess_with_offsets(vectorizer: Any, text: str) -> tuple[str | None, list[int]]:
-    """The vectorizer's preprocessing of text, with each output character's source index."""
-    preprocess = vectorizer.build_preprocessor()
-    if vectorizer.preprocessor is not None:  # a custom one may not work character by character
-        whole = preprocess(text)
-        return (whole, list(range(len(text)))) if len(whole) == len(text) else (None, [])
-    if text.isascii():
-        return preprocess(text), list(range(len(text)))
-    # Lowercasing and accent stripping act per character, but may change a character's length
-    # (a ligature becomes two letters), so the map from output to input is built as we go.
-    chars: list[str] = []
-    origin: list[int] = []
-    for i, ch in enumerate(text):
-        out = preprocess(ch)
-        chars.append(out)
-        origin.extend([i] * len(out))
-    return "".join(chars), origin
 
 
 # ---- transformers: Integrated Gradients --------------------------------------------------------

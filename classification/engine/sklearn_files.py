@@ -43,7 +43,8 @@ TRUSTED_TYPES = (
 )
 # The vectorizer's vocabulary is a dict of up to 200,000 terms, which skops writes as one JSON
 # node per entry: 22 MB and 3 s to load for 28k terms. Kept as a numpy array of the terms in
-# column order instead, it is 1 MB and loads in milliseconds.
+# column order instead, it is 1 MB and loads in milliseconds. A FeatureUnion of vectorizers (words
+# beside char n-grams) keeps a dict of such arrays, one per member, under the same key.
 _TERMS = "{}__terms"
 _CONVERT_HINT = (
     "Retrain the model, or, if you trust where this file came from, have an administrator "
@@ -85,15 +86,42 @@ def _skops_io() -> ModuleType:
     return skops.io
 
 
+def _bare(vectorizer: Any) -> tuple[Any, np.ndarray] | None:
+    """(a shallow copy without its vocabulary, the terms in column order), or None for an object
+    without a fitted vocabulary dict. The fitted model itself is left untouched."""
+    vocabulary = getattr(vectorizer, "vocabulary_", None)
+    if not isinstance(vocabulary, dict):
+        return None
+    bare = copy.copy(vectorizer)
+    del bare.vocabulary_
+    return bare, np.array(sorted(vocabulary, key=vocabulary.__getitem__))
+
+
 def _without_vocabulary(parts: dict[str, Any]) -> dict[str, Any]:
     out = dict(parts)
     for name, value in parts.items():
-        vocabulary = getattr(value, "vocabulary_", None)
-        if isinstance(vocabulary, dict):
-            bare = copy.copy(value)  # shallow: the fitted model itself is left untouched
-            del bare.vocabulary_
-            out[name] = bare
-            out[_TERMS.format(name)] = np.array(sorted(vocabulary, key=vocabulary.__getitem__))
+        plain = _bare(value)
+        if plain is not None:
+            out[name], out[_TERMS.format(name)] = plain
+            continue
+        members = getattr(value, "transformer_list", None)
+        if not isinstance(members, list):
+            continue
+        # A FeatureUnion (words beside char n-grams): each member's terms, by member name. The
+        # union is copied with its own list, so the fitted one keeps its vocabularies.
+        terms: dict[str, np.ndarray] = {}
+        bare_members = []
+        for member, transformer in members:
+            plain = _bare(transformer)
+            if plain is None:
+                bare_members.append((member, transformer))
+            else:
+                bare_members.append((member, plain[0]))
+                terms[member] = plain[1]
+        if terms:
+            union = copy.copy(value)
+            union.transformer_list = bare_members
+            out[name], out[_TERMS.format(name)] = union, terms
     return out
 
 
@@ -101,11 +129,19 @@ def _with_vocabulary(parts: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for name, value in parts.items():
         terms = parts.get(_TERMS.format(name))
-        if terms is not None:
-            value.vocabulary_ = {term: i for i, term in enumerate(terms.tolist())}
+        if isinstance(terms, dict):
+            for member, transformer in value.transformer_list:
+                if member in terms:
+                    transformer.vocabulary_ = _vocabulary(terms[member])
+        elif terms is not None:
+            value.vocabulary_ = _vocabulary(terms)
         if not name.endswith(_TERMS.format("")):
             out[name] = value
     return out
+
+
+def _vocabulary(terms: np.ndarray) -> dict[str, int]:
+    return {term: i for i, term in enumerate(terms.tolist())}
 
 
 def parts_save(*, folder: Path, parts: dict[str, Any]) -> None:
