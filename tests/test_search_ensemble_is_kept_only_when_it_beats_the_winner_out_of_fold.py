@@ -8,11 +8,13 @@ same folds, so noise members no longer win, and a genuinely complementary pair s
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from classification.engine.decisions import single_label_choice, tune_class_offsets
 from classification.engine.ensemble import tune_weights
 from classification.engine.ensemble_score import ensemble_judge, label_folds
 from classification.engine.metrics import apply_thresholds, macro_f1, tune_thresholds
+from classification.engine.types import TrainingStopped
 
 
 def in_sample(prob: np.ndarray, truth: np.ndarray, multi_label: bool) -> float:
@@ -75,3 +77,19 @@ def test_too_few_validation_rows_are_not_judged() -> None:
     truth = np.eye(2, dtype=np.int64)[np.arange(10) % 2]
     prob = np.full((10, 2), 0.5)
     assert ensemble_judge(probs=[prob, prob], alone=prob, truth=truth, multi_label=False) is None
+
+
+def test_the_cross_fit_stops_between_folds_when_another_would_not_fit() -> None:
+    rng = np.random.default_rng(2)
+    truth = (rng.random((60, 3)) < 0.4).astype(np.int64)
+    probs = [rng.random((60, 3)) for _ in range(2)]
+    asked: list[float] = []
+
+    def fits(seconds: float) -> bool:  # room for one fold only
+        asked.append(seconds)
+        return len(asked) == 1
+
+    with pytest.raises(TrainingStopped):
+        ensemble_judge(probs=probs, alone=probs[0], truth=truth, multi_label=True, fits=fits)
+    assert asked[0] == 0.0
+    assert asked[1] > 0.0  # the first fold's own time, as the estimate of the next

@@ -2,9 +2,11 @@
 
 Weights are chosen on the validation split to maximise macro-F1 (after each candidate's own
 thresholds or offsets are tuned, as the finished model will use them), then the ensemble's
-thresholds are tuned like any model's. The members are embedded in the artifact, each saved by
-its own class under members/<i>/, so deleting or retraining a member model never changes an
-ensemble, and the manifest is written last: a reader never sees half an ensemble.
+thresholds are tuned like any model's (a search judges whether that beats its winner out of
+fold, ensemble_score.py: scored on the rows it was tuned on, it would win by noise). The
+members are embedded in the artifact, each saved by its own class under members/<i>/, so
+deleting or retraining a member model never changes an ensemble, and the manifest is written
+last: a reader never sees half an ensemble.
 
 One text per row reaches every member, so an ensemble reads metadata in one form: its members'
 when they agree (metadata_rows.ensemble_reading). Given validation rows with their metadata

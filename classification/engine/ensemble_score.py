@@ -87,24 +87,28 @@ def out_of_fold_alone(*, prob: np.ndarray, truth: np.ndarray, multi_label: bool,
 
 def out_of_fold_ensemble(*, probs: list[np.ndarray], truth: np.ndarray, multi_label: bool,
                          fold: np.ndarray,
-                         should_stop: Callable[[], bool] | None = None) -> np.ndarray:
+                         fits: Callable[[float], bool] | None = None) -> np.ndarray:
     """The ensemble's pooled held-out predictions: per fold, weights and then decision rules
-    tuned on the other folds; TrainingStopped when `should_stop` says so between folds."""
+    tuned on the other folds. Before each fold after the first, `fits(seconds the last one
+    took)` says whether another fits; TrainingStopped when it does not."""
     stacked = np.stack(probs)  # members x rows x labels
     pred = np.zeros_like(truth)
+    last = 0.0
     for k in np.unique(fold):
-        if should_stop is not None and should_stop():
+        if fits is not None and not fits(last):
             raise TrainingStopped(None, "Stopped while judging the ensemble out of fold")
+        started = time.perf_counter()
         held = fold == k
         weights = tune_weights([p[~held] for p in probs], truth[~held], multi_label)
         combined = np.tensordot(weights, stacked, axes=1)
         pred[held] = _decided(combined[~held], truth[~held], combined[held], multi_label)
+        last = time.perf_counter() - started
     return pred
 
 
 def ensemble_judge(*, probs: list[np.ndarray], alone: np.ndarray, truth: np.ndarray,
                    multi_label: bool, folds: int = CV_FOLDS,
-                   should_stop: Callable[[], bool] | None = None) -> Judged | None:
+                   fits: Callable[[float], bool] | None = None) -> Judged | None:
     """The ensemble of `probs` against one model's `alone` probabilities (the same validation
     rows, `truth` their labels), both cross-fitted on the same folds; None below MIN_ROWS."""
     truth = np.asarray(truth, dtype=np.int64)
@@ -114,7 +118,7 @@ def ensemble_judge(*, probs: list[np.ndarray], alone: np.ndarray, truth: np.ndar
     fold = label_folds(truth, folds)
     together = macro_f1(truth, out_of_fold_ensemble(
         probs=[np.asarray(p, dtype=np.float64) for p in probs], truth=truth,
-        multi_label=multi_label, fold=fold, should_stop=should_stop))
+        multi_label=multi_label, fold=fold, fits=fits))
     single = macro_f1(truth, out_of_fold_alone(prob=np.asarray(alone, dtype=np.float64),
                                                truth=truth, multi_label=multi_label, fold=fold))
     noise, _ = search_scoring.noise(
