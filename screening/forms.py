@@ -93,7 +93,7 @@ class SessionForm(forms.Form):
     recall_target = setting_field("recall_target", initial=0.95)
     confidence = setting_field("confidence", initial=0.95)
     stopping_rule = forms.ChoiceField(choices=StoppingRule.choices, required=False,
-                                      initial=StoppingRule.CALLAGHAN_SPENT)
+                                      initial=StoppingRule.CONFSEQ)
 
     def __init__(self, *args: Any, datasets: QuerySet, batches: QuerySet, models: QuerySet,
                  **kwargs: Any) -> None:

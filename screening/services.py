@@ -58,7 +58,7 @@ def session_create(*, user: Any, name: str, labels: list[str], dataset: Any = No
                    recall_target=recall_target, confidence=confidence, every=ranker_every)
     if starting_model is not None:
         _check_starting_model(user=user, model=starting_model, labels=labels)
-    stopping_rule = stopping_rule or StoppingRule.CALLAGHAN_SPENT
+    stopping_rule = stopping_rule or StoppingRule.CONFSEQ
     if stopping_rule not in StoppingRule.values:
         raise ScreeningError(f"Choose a stopping rule: {', '.join(StoppingRule.values)}.")
     found = (sources.collection_of_dataset(dataset=dataset) if dataset is not None

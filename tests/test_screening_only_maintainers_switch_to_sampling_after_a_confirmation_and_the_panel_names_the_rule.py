@@ -63,9 +63,9 @@ def test_the_panel_counts_the_reads_and_says_when_switching_pays_off(team) -> No
                                  values={"oncological": "no"})
     panel = selectors.session_summary(session=session)["stopping_panel"]
     assert (panel["read"], panel["ranked_read"], panel["sampled_read"]) == (3, 3, 0)
-    assert panel["advice"] == [
-        "oncological: 3 record(s) read in ranked order so far; the ranked phase finds "
-        "relevant records fastest at first, so keep reading in ranked order."]
+    assert panel["advice"] == [  # the default rule, confseq, judges the switch on its own window
+        "oncological: 3 record(s) read in ranked order so far; this rule judges the switch on "
+        "the last 200, so keep reading in ranked order."]
     session = services.sampling_start(user=team.maintainer, session=session)
     record = selectors.record_next(user=team.reviewer, session=session)
     services.decision_record(user=team.reviewer, record=record, values={"oncological": "no"})

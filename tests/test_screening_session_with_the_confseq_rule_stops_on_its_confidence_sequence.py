@@ -116,7 +116,7 @@ def test_a_confseq_session_claims_what_the_sequence_computes_and_stops_exactly_a
     assert session.stop_justification["labels"][0]["test"].startswith(stopping_cs.TEST_NAME)
 
 
-def test_the_confseq_choice_is_offered_beside_the_default_which_stays_callaghan_spent(
+def test_the_confseq_choice_is_offered_on_the_form_and_is_the_default(
         team) -> None:  # noqa: F811
     client = Client()
     client.force_login(team.maintainer)
@@ -124,4 +124,4 @@ def test_the_confseq_choice_is_offered_beside_the_default_which_stays_callaghan_
     assert 'value="confseq"' in page
     session = services.session_create(user=team.maintainer, dataset=team.dataset, name="x",
                                       labels=["oncological"])
-    assert session.stopping_rule == stopping_rules.DEFAULT_RULE == "callaghan_spent"
+    assert session.stopping_rule == stopping_rules.DEFAULT_RULE == "confseq"

@@ -42,7 +42,7 @@ def test_the_stop_is_refused_until_the_rule_is_met_then_recorded_in_every_export
     assert session.phase == "stopped"
     assert session.records.filter(done=False).count() == 0
     why = session.stop_justification
-    assert why["labels"][0]["test"].startswith("Callaghan")
+    assert why["labels"][0]["test"].startswith("Waudby-Smith & Ramdas")  # the default rule's
     assert why["stopped_by"] == "mona"
 
     rows = list(csv.DictReader(io.StringIO("".join(export.export_csv(session, sight=SIGHT_ALL)))))
