@@ -1,9 +1,10 @@
 """POST /api/models/<id>/explain/: the words that pushed each label of one prediction up or down.
 
-TF-IDF models get exact contributions (coefficient x tf-idf value per n-gram; they add up with
-the intercept to the score); transformers get Integrated Gradients, about a second of CPU per
-label, which is why only the predicted labels are explained unless `labels` names others, and
-why a user may ask for EXPLAIN_THROTTLE_RATE explanations at most.
+TF-IDF models get exact contributions (coefficient x tf-idf value per n-gram, a character
+n-gram's credited to the word it lies in; they add up with the intercept to the score);
+transformers get Integrated Gradients, about a second of CPU per label, which is why only the
+predicted labels are explained unless `labels` names others, and why a user may ask for
+EXPLAIN_THROTTLE_RATE explanations at most.
 """
 
 from __future__ import annotations
@@ -84,11 +85,14 @@ class ExplainInputSerializer(serializers.Serializer):
 
 
 class TermSerializer(serializers.Serializer):
-    term = serializers.CharField(help_text="An n-gram (TF-IDF) or a word (transformers).")
+    term = serializers.CharField(help_text=(
+        "A word n-gram (TF-IDF), a word with its character n-grams' weight summed (TF-IDF with "
+        "character n-grams), or a word (transformers)."))
     weight = serializers.FloatField(help_text="Its contribution to the score, in logits.")
-    value = serializers.FloatField(required=False, help_text="TF-IDF only: its tf-idf value.")
-    coefficient = serializers.FloatField(required=False,
-                                         help_text="TF-IDF only: the model's coefficient.")
+    value = serializers.FloatField(required=False, help_text=(
+        "TF-IDF word n-grams only: its tf-idf value."))
+    coefficient = serializers.FloatField(required=False, help_text=(
+        "TF-IDF word n-grams only: the model's coefficient."))
 
 
 @extend_schema_field({"type": "array", "items": {"type": "number"}, "minItems": 3,

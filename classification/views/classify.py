@@ -22,8 +22,9 @@ from projects import policy
 LEVELS = 5
 MIN_SHARE = 0.05
 METHOD_TEXT = {
-    "linear": "Exact: each word or word pair adds its coefficient × its TF-IDF value to the "
-              "score; with the model's intercept they add up to the score.",
+    "linear": "Exact: each word or word pair, and each piece of a word (character n-grams, "
+              "credited to the word it lies in), adds its coefficient × its TF-IDF value to "
+              "the score; with the model's intercept they add up to the score.",
     "integrated_gradients": "Integrated Gradients: each word's share of the change in score "
                             "between this text and the same text with every word blanked out.",
 }
