@@ -197,15 +197,20 @@ class BaseClassifier(ABC):
         """Labels and (calibrated) probabilities per text. fast=True (batches) takes the fast
         path when the model has one that kept its validation quality, with that path's own
         decision rules. threshold="recall" gives every label whose probability reaches its
-        recall threshold (at least the likeliest label, so a single-label model may give
-        several); it takes the standard path, whose probabilities those thresholds were set on.
+        recall threshold, and every label the F1 rules give (so at least the likeliest label,
+        and a single-label model may give several); it takes the standard path, whose
+        probabilities those thresholds were set on.
         """
         check_texts(texts)
         if not texts:
             return []
         if threshold == THRESHOLD_RECALL:
             prob = self.predict_proba(list(texts))
-            chosen = apply_thresholds(prob, self._recall_decision_thresholds())
+            # A recall threshold is the highest that reached the target on validation; on few
+            # validation rows it can sit above the F1 one, and the high-recall mode must never
+            # give fewer labels than the default: it gives the F1 labels too.
+            chosen = np.maximum(apply_thresholds(prob, self._recall_decision_thresholds()),
+                                self._choices(prob, self.thresholds, self.class_offsets))
             return self._predictions(prob, chosen)
         if threshold != THRESHOLD_F1:
             raise ValueError(f"threshold is {THRESHOLD_F1} or {THRESHOLD_RECALL}, not "
