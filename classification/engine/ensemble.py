@@ -95,6 +95,24 @@ def tune_weights(probs: list[np.ndarray], truth: np.ndarray, multi_label: bool) 
     return weights
 
 
+def _members_check(members: list[BaseClassifier]) -> None:
+    """ValueError unless the members can be averaged: two or more, no ensemble among them,
+    one label space."""
+    if len(members) < 2:
+        raise ValueError("An ensemble needs at least two member models.")
+    if any(isinstance(m, EnsembleClassifier) for m in members):
+        raise ValueError("An ensemble cannot contain another ensemble; add its members.")
+    first = members[0]
+    for member in members[1:]:
+        # Probabilities are summed column by column: the columns must mean the same labels.
+        if list(member.label_names) != list(first.label_names) or (
+                member.multi_label != first.multi_label):
+            raise ValueError(
+                f"Members must share one label space (the same labels in the same order, "
+                f"and both single- or multi-label): {member.model_type} has "
+                f"{member.label_names}, {first.model_type} has {first.label_names}.")
+
+
 class EnsembleClassifier(EvaluatesWithMetadata, BaseClassifier):
     def __init__(self, model_type: str = "ensemble", device_plan: Any = None) -> None:
         super().__init__(model_type, device_plan)
@@ -109,19 +127,8 @@ class EnsembleClassifier(EvaluatesWithMetadata, BaseClassifier):
     ) -> EnsembleClassifier:
         """An ensemble of fitted members sharing one label space, tuned on `val`."""
         progress = progress_cb or (lambda event: None)
-        if len(members) < 2:
-            raise ValueError("An ensemble needs at least two member models.")
-        if any(isinstance(m, EnsembleClassifier) for m in members):
-            raise ValueError("An ensemble cannot contain another ensemble; add its members.")
+        _members_check(members)
         first = members[0]
-        for member in members[1:]:
-            # Probabilities are summed column by column: the columns must mean the same labels.
-            if list(member.label_names) != list(first.label_names) or (
-                    member.multi_label != first.multi_label):
-                raise ValueError(
-                    f"Members must share one label space (the same labels in the same order, "
-                    f"and both single- or multi-label): {member.model_type} has "
-                    f"{member.label_names}, {first.model_type} has {first.label_names}.")
         started = time.perf_counter()
         clf = cls()
         clf.config, clf.members = config, list(members)

@@ -239,7 +239,6 @@ class SearchOutcome(LikeWithLike):
         """An ensemble of `members` tuned on validation, and its judgement against `alone` (the
         winner), both out of fold on the same validation rows (ensemble_score); None when it
         was stopped, out of time, or there are too few validation rows to judge it."""
-        import optuna
 
         from .ensemble import EnsembleClassifier
         from .types import TrainingStopped
@@ -270,11 +269,28 @@ class SearchOutcome(LikeWithLike):
         if judged is None:  # the labelled rows were counted before: not reached
             return None
         in_sample = float(clf.metrics.get("macro_f1", 0.0))
+        members_desc = clf.metrics.get("members") or []
+        number = self._ensemble_trial(judged, in_sample=in_sample, members_desc=members_desc,
+                                      alone_type=alone_type,
+                                      seconds=time.perf_counter() - start)
+        self._report(f"Ensemble: macro-F1 {judged.ensemble:.3f} {judged.basis} "
+                     f"({alone_type} alone: {judged.alone:.3f})")
+        return judged, clf, {"model_type": ENSEMBLE, "trial": number,
+                             "validation_macro_f1": judged.ensemble, "params": {},
+                             "basis": search_scoring.VALIDATION,
+                             "out_of_fold": judged.basis,
+                             "validation_split_macro_f1": in_sample,
+                             "members": members_desc}
+
+    def _ensemble_trial(self, judged: Any, *, in_sample: float, members_desc: list[dict],
+                        alone_type: str, seconds: float) -> int:
+        """The ensemble as a completed trial of the study, valued out of fold; its number."""
+        import optuna
+
         self.study.enqueue_trial({"model_type": ENSEMBLE})
         trial = self.study.ask()
         trial.suggest_categorical("model_type", self.choices)
-        members_desc = clf.metrics.get("members") or []
-        trial.set_user_attr("seconds", round(time.perf_counter() - start, 2))
+        trial.set_user_attr("seconds", round(seconds, 2))
         trial.set_user_attr("note", (
             f"{judged.basis}: weights and thresholds tuned on the other folds, against "
             f"{judged.alone:.3f} for {alone_type} scored the same way; {in_sample:.3f} tuned "
@@ -288,14 +304,7 @@ class SearchOutcome(LikeWithLike):
             "margin": round(judged.margin, 5), "seconds": round(judged.seconds, 2)})
         self.study.tell(trial, judged.ensemble, state=optuna.trial.TrialState.COMPLETE)
         self._changed()
-        self._report(f"Ensemble: macro-F1 {judged.ensemble:.3f} {judged.basis} "
-                     f"({alone_type} alone: {judged.alone:.3f})")
-        return judged, clf, {"model_type": ENSEMBLE, "trial": trial.number,
-                             "validation_macro_f1": judged.ensemble, "params": {},
-                             "basis": search_scoring.VALIDATION,
-                             "out_of_fold": judged.basis,
-                             "validation_split_macro_f1": in_sample,
-                             "members": members_desc}
+        return trial.number
 
     def _alone_probs(self, alone: BaseClassifier, members: list[BaseClassifier],
                      tuned: Any) -> Any:
