@@ -13,6 +13,7 @@ CPU); without it, its line says so.
 
     .venv/bin/python scripts/benchmark_search_trust.py [--minutes 5 15] [--burners 2]
         [--candidates tfidf_logreg,tfidf_svm,minilm_embed_logreg,minilm]
+        [--embedding-cache DIR] [--no-defaults]
 
 Last line: one JSON object with the figures. Process start-up (imports, Django, the child
 spawn), which a job's budget also counts, is not in these figures.
@@ -50,8 +51,9 @@ def labels_of(train: Any, val: Any) -> list[str]:
 
 
 def search_once(split: tuple[Any, Any, Any], minutes: float, candidates: list[str],
-                folder: Path) -> dict[str, Any]:
-    """One search, ended as a job ends it; the wall time counts from before the search."""
+                folder: Path, cache: str | None = None) -> dict[str, Any]:
+    """One search, ended as a job ends it; the wall time counts from before the search.
+    `cache`: the embedding cache folder (EMBEDDING_CACHE_DIR), or None for none."""
     from classification.engine.search import SearchClassifier
     from classification.ml_models import TrainConfig, load_classifier
 
@@ -60,6 +62,7 @@ def search_once(split: tuple[Any, Any, Any], minutes: float, candidates: list[st
                                     "search_candidates": candidates})
     config.label_names, config.multi_label = labels_of(train, val), True
     config.output_dir = str(folder)
+    config.embedding_cache_dir = cache
     config.search_clock_start = time.time()
     start = time.perf_counter()
     clf = SearchClassifier()
@@ -77,6 +80,9 @@ def search_once(split: tuple[Any, Any, Any], minutes: float, candidates: list[st
             "winner_params": search["winner"]["params"],
             "test": {k: round(float(scores[k]), 4) for k in SCORES},
             "trials": search["trials"], "verdict": search["verdict"], "ended": search["ended"],
+            "trial_rows": [{k: row.get(k) for k in ("number", "model_type", "state", "value",
+                                                      "seconds", "embeddings", "note")}
+                           for row in search.get("trial_rows", [])],
             "not_tried": search["not_tried"]}
 
 
@@ -101,6 +107,10 @@ def main() -> None:
     parser.add_argument("--burners", type=int, default=2)
     parser.add_argument("--candidates", default=DEFAULT_CANDIDATES)
     parser.add_argument("--transformer-defaults", action="store_true")
+    parser.add_argument("--embedding-cache", default=None,
+                        help="the embedding cache folder every search uses (default: none)")
+    parser.add_argument("--no-defaults", action="store_true",
+                        help="skip the defaults' fits (a second run of the same split)")
     args = parser.parse_args()
     candidates = args.candidates.split(",")
     split = load_split(None, None, 42)
@@ -111,7 +121,7 @@ def main() -> None:
                                "searches": [], "defaults": []}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for kind in candidates:
+            for kind in [] if args.no_defaults else candidates:
                 if get_spec(kind).kind == "transformer" and not args.transformer_defaults:
                     print(f"default {kind}: not fitted (a transformer; --transformer-defaults)")
                     continue
@@ -120,7 +130,8 @@ def main() -> None:
                 print(f"default {kind}: test micro-F1 {row['test']['micro_f1']:.4f}, macro-F1 "
                       f"{row['test']['macro_f1']:.4f} ({row['fit_seconds']:.0f} s)", flush=True)
             for minutes in args.minutes:
-                row = search_once(split, minutes, candidates, Path(tmp) / f"search-{minutes:g}")
+                row = search_once(split, minutes, candidates, Path(tmp) / f"search-{minutes:g}",
+                                  cache=args.embedding_cache)
                 results["searches"].append(row)
                 ratio = row["wall_seconds"] / row["budget_seconds"]
                 print(f"search {minutes:g} min: wall {row['wall_seconds']:.0f} s of "
