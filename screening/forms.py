@@ -10,6 +10,7 @@ from typing import Any
 from django import forms
 from django.db.models import QuerySet
 
+from screening import stopping_rules
 from screening.models import StoppingRule
 
 # Every numeric screening setting and its range, read by the page's forms, the API (which binds
@@ -93,7 +94,7 @@ class SessionForm(forms.Form):
     recall_target = setting_field("recall_target", initial=0.95)
     confidence = setting_field("confidence", initial=0.95)
     stopping_rule = forms.ChoiceField(choices=StoppingRule.choices, required=False,
-                                      initial=StoppingRule.CONFSEQ)
+                                      initial=stopping_rules.DEFAULT_RULE)
 
     def __init__(self, *args: Any, datasets: QuerySet, batches: QuerySet, models: QuerySet,
                  **kwargs: Any) -> None:

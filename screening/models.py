@@ -11,6 +11,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from screening import stopping_rules
+
 VALUES = ("yes", "no", "unsure")
 
 
@@ -27,7 +29,7 @@ class StoppingRule(models.TextChoices):
     CALLAGHAN_SPENT = "callaghan_spent", ("Random sample after the ranked phase, valid at every "
                                           "look (alpha spent)")
     CALLAGHAN = "callaghan", "Random sample after the ranked phase (Callaghan & Müller-Hansen 2020)"
-    # The default since it read least with the guarantee kept (stopping_rules.DEFAULT_RULE).
+    # The default (stopping_rules.DEFAULT_RULE says why).
     CONFSEQ = "confseq", ("Random sample after the ranked phase, a confidence sequence for the "
                           "relevant records left (Waudby-Smith & Ramdas 2020)")
 
@@ -75,7 +77,7 @@ class ScreeningSession(models.Model):
     # The stopping rule (screening.stopping_rules.RULES; issue 36's simulations chose the
     # default). Sessions made before it keep the plain test they started with (migration 0005).
     stopping_rule = models.CharField(max_length=20, choices=StoppingRule.choices,
-                                     default=StoppingRule.CONFSEQ)
+                                     default=stopping_rules.DEFAULT_RULE)
     # Random-sampling phase (Callaghan & Müller-Hansen 2020): when it began and how many
     # records were still unscreened then (their N).
     sampling_started_at = models.DateTimeField(null=True, blank=True)

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from projects import policy
 from projects.services import activity_record
-from screening import ranking, selectors, sources
+from screening import ranking, selectors, sources, stopping_rules
 from screening.errors import ScreeningError
 from screening.models import (
     VALUES,
@@ -58,7 +58,7 @@ def session_create(*, user: Any, name: str, labels: list[str], dataset: Any = No
                    recall_target=recall_target, confidence=confidence, every=ranker_every)
     if starting_model is not None:
         _check_starting_model(user=user, model=starting_model, labels=labels)
-    stopping_rule = stopping_rule or StoppingRule.CONFSEQ
+    stopping_rule = stopping_rule or stopping_rules.DEFAULT_RULE
     if stopping_rule not in StoppingRule.values:
         raise ScreeningError(f"Choose a stopping rule: {', '.join(StoppingRule.values)}.")
     found = (sources.collection_of_dataset(dataset=dataset) if dataset is not None
