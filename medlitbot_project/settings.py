@@ -143,6 +143,9 @@ MODEL_DOWNLOAD_TIMEOUT = env.float("MODEL_DOWNLOAD_TIMEOUT", default=120.0)
 EMBEDDING_CACHE_DIR = env.path("EMBEDDING_CACHE_DIR",
                                default=str(MODEL_ARTIFACT_ROOT("embedding_cache")))
 EMBEDDING_CACHE_MB = env.int("EMBEDDING_CACHE_MB", default=2048)
+# What a screening session ranks with (screening/ranker.py): "svm-embed" puts the bundled
+# MiniLM's sentence vectors beside TF-IDF; "svm" is words only, with no encoder to load.
+SCREENING_RANKER = env.str("SCREENING_RANKER", default="svm-embed")
 
 LOG_DIR = env.path("LOG_DIR", default=BASE_DIR / "logs")
 

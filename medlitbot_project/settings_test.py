@@ -57,6 +57,10 @@ _default("LOG_DIR", str(_scratch / "logs"))
 _default("STATIC_ROOT", str(_scratch / "static"))
 (_scratch / "static").mkdir(exist_ok=True)  # WhiteNoise warns about a missing STATIC_ROOT
 _default("ALLOW_MODEL_DOWNLOAD", "False")
+# Sessions rank on words only: the sentence encoder costs every process that refreshes a ranking
+# seconds to load, and the flows under test do not depend on the features. The svm-embed ranker
+# has its own tests (tests/test_screening_ranker_puts_sentence_vectors_beside_words*.py).
+_default("SCREENING_RANKER", "svm")
 if _defaulted and not _WORKER:
     os.environ["MEDLITBOT_TEST_DEFAULTED"] = ",".join(_defaulted)
 

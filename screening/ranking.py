@@ -22,7 +22,7 @@ from django.utils import timezone
 from classification import services as classification_services
 from classification.engine.types import article_text
 from core.queueing import task_send_on_commit
-from screening import ranker
+from screening import encoder, ranker
 from screening.models import Record, ScreeningSession
 
 logger = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ def ranker_refresh(*, session_id: int) -> ScreeningSession:
     started_count = session.final_count
     problem = _starting_step(session) if session.starting_pending else ""
     try:
-        _refresh(session)
+        note = _refresh(session)
     except Exception as exc:
         logger.exception("screening %s: ranker failed", session_id)
         ScreeningSession.objects.filter(pk=session_id).update(
@@ -106,7 +106,8 @@ def ranker_refresh(*, session_id: int) -> ScreeningSession:
                          "is kept.", ranker_running_since=None, ranked_at_count=started_count)
     else:
         ScreeningSession.objects.filter(pk=session_id).update(
-            ranker_error=problem, ranking_refreshed_at=timezone.now(), ranker_running_since=None,
+            ranker_error=" ".join(p for p in (problem, note) if p),
+            ranking_refreshed_at=timezone.now(), ranker_running_since=None,
             ranked_at_count=started_count)
     session.refresh_from_db()
     return session
@@ -149,7 +150,8 @@ def _starting_scores_store(session: ScreeningSession, model: Any) -> None:
         Record.objects.bulk_update(updates, ["scores"], batch_size=CHUNK)
 
 
-def _refresh(session: ScreeningSession) -> None:
+def _refresh(session: ScreeningSession) -> str:
+    """Rank the undecided records; "" or why the ranking is not the deployment's choice."""
     if "raise_in_ranker" in (getattr(settings, "MEDLITBOT_FAULT_INJECTION", "") or ""):
         raise RuntimeError("injected fault raise_in_ranker")
     rows = list(session.records.order_by("position").values_list(
@@ -161,9 +163,12 @@ def _refresh(session: ScreeningSession) -> None:
         if ranker.can_learn(y=y):
             learnable[label] = (decided, y)
     fresh: dict[str, Any] = {}
+    note = ""
     if learnable:  # the starting step's refresh has no decisions yet: no TF-IDF to fit
-        features = ranker.features_fit(texts=[article_text(r[1], r[2]) for r in rows])
-        fresh = {label: ranker.label_scores(features=features, decided=decided, y=y)
+        features, used, note = encoder.session_features(
+            texts=[article_text(r[1], r[2]) for r in rows])
+        fresh = {label: ranker.label_scores(features=features, decided=decided, y=y,
+                                            ranker=used)
                  for label, (decided, y) in learnable.items()}
     updates = []
     for i, (pk, _t, _a, _f, done, scores) in enumerate(rows):
@@ -175,6 +180,7 @@ def _refresh(session: ScreeningSession) -> None:
                  else random.random())
         updates.append((pk, scores, value))
     _ranking_write(updates)
+    return note
 
 
 def _ranking_write(updates: list[tuple[int, dict[str, float], float]]) -> None:

@@ -298,11 +298,12 @@ def summary_of(runs: list[dict[str, Any]], *, recall_target: float) -> dict[str,
 
 def simulate_combinations(*, texts: list[str], truth: np.ndarray, seeds: int,
                           rules: list[str], rankers_: list[str], recall_target: float = 0.95,
+                          embed: rankers.Embedder | None = None,
                           **options: Any) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """Per (ranker, rule): the summary, with rule and ranker named, and each seed's curve.
 
-    Features are computed once per kind of features; each seed's ranked review is shared by
-    every rule.
+    Features are computed once per kind of features (`embed` gives the sentence vectors a
+    ranker such as ``svm-embed`` needs); each seed's ranked review is shared by every rule.
     """
     truth = np.asarray(truth, dtype=int)
     features_by_kind: dict[str, Any] = {}
@@ -310,7 +311,8 @@ def simulate_combinations(*, texts: list[str], truth: np.ndarray, seeds: int,
     for ranker in rankers_:
         kind = _features_kind(ranker)
         if kind not in features_by_kind:
-            features_by_kind[kind] = rankers.features_fit(texts=texts, ranker=kind)
+            features_by_kind[kind] = rankers.features_fit(texts=texts, ranker=kind,
+                                                          embed=embed)
         per_rule: dict[str, tuple[list, list]] = {rule: ([], []) for rule in rules}
         for seed in range(seeds):
             seeded = simulate_seed(features=features_by_kind[kind], truth=truth, seed=seed,

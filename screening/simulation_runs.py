@@ -22,7 +22,7 @@ from classification.engine.types import article_text
 from core.queueing import task_send_on_commit
 from dataset_management import selectors as dataset_selectors
 from projects import policy
-from screening import simulation
+from screening import encoder, simulation
 from screening.models import SimulationRun
 from screening.services import ScreeningError
 
@@ -93,8 +93,11 @@ def simulation_summaries(*, texts: list[str], truth: np.ndarray, label: str, see
     """Per ranker and rule: the command's JSON object and each seed's recall curve."""
     head = {"dataset": source, "label": label, "records": len(truth),
             "relevant": int(truth.sum())}
+    embed = (encoder.texts_embed if any(simulation.rankers.needs_vectors(r) for r in rankers)
+             else None)
     return [({**head, **result}, curves) for result, curves in simulation.simulate_combinations(
-        texts=texts, truth=truth, seeds=seeds, rules=rules, rankers_=rankers, **options)]
+        texts=texts, truth=truth, seeds=seeds, rules=rules, rankers_=rankers, embed=embed,
+        **options)]
 
 
 def simulation_summary(*, dataset: Any, label: str, seeds: int, recall_target: float = 0.95,

@@ -13,7 +13,13 @@ CPU); without it, its line says so.
 
     .venv/bin/python scripts/benchmark_search_trust.py [--minutes 5 15] [--burners 2]
         [--candidates tfidf_logreg,tfidf_svm,minilm_embed_logreg,minilm]
-        [--embedding-cache DIR] [--no-defaults]
+        [--embedding-cache DIR] [--no-defaults] [--csv PATH --heldout-rows N]
+
+With --csv (title;abstract;group, like the demo file) and --heldout-rows N, N rows drawn at
+random (seed 42) are kept out of everything the search and the defaults see, which split the
+rest 80/10/10 as the app does; the test figures are then on those N rows, as `manage.py
+evaluate` would score a file of them. A corpus with exactly one label per row is trained
+single-label, as the app trains it, and its rows report accuracy too.
 
 Last line: one JSON object with the figures. Process start-up (imports, Django, the child
 spawn), which a job's budget also counts, is not in these figures.
@@ -33,7 +39,7 @@ from typing import Any
 from _bench_common import load_split
 
 DEFAULT_CANDIDATES = "tfidf_logreg,tfidf_svm,minilm_embed_logreg,minilm"
-SCORES = ("micro_f1", "macro_f1")
+SCORES = ("micro_f1", "macro_f1", "accuracy", "ece")
 
 
 def burners_start(count: int) -> list[subprocess.Popen]:
@@ -50,6 +56,35 @@ def labels_of(train: Any, val: Any) -> list[str]:
     return sorted(set(train.label_space()) | set(val.label_space()))
 
 
+def is_multi_label(*parts: Any) -> bool:
+    """Single-label when every row of every part has exactly one label, as the app decides."""
+    return any(len(row) != 1 for part in parts for row in part.labels)
+
+
+def scored(scores: dict[str, Any]) -> dict[str, float]:
+    return {k: round(float(scores[k]), 4) for k in SCORES if scores.get(k) is not None}
+
+
+def split_with_heldout(csv_path: str | None, heldout: int | None,
+                       seed: int = 42) -> tuple[Any, Any, Any]:
+    """(train, validation, test): the app's 80/10/10 split, or with `heldout` rows kept out at
+    random, the split of the rest with those rows as the test."""
+    import random
+
+    from _bench_common import demo_csv
+
+    from classification.engine.data import read_challenge_csv, stratified_split
+
+    if not heldout:
+        return load_split(csv_path, None, seed)
+    data = read_challenge_csv(demo_csv(csv_path))
+    order = list(range(len(data)))
+    random.Random(seed).shuffle(order)
+    kept, rest = sorted(order[:heldout]), sorted(order[heldout:])
+    train, val, _ = stratified_split(data.subset(rest), (0.8, 0.1, 0.1), seed=seed)
+    return train, val, data.subset(kept)
+
+
 def search_once(split: tuple[Any, Any, Any], minutes: float, candidates: list[str],
                 folder: Path, cache: str | None = None) -> dict[str, Any]:
     """One search, ended as a job ends it; the wall time counts from before the search.
@@ -60,7 +95,8 @@ def search_once(split: tuple[Any, Any, Any], minutes: float, candidates: list[st
     train, val, test = split
     config = TrainConfig.from_dict({"time_budget_minutes": minutes,
                                     "search_candidates": candidates})
-    config.label_names, config.multi_label = labels_of(train, val), True
+    config.label_names = labels_of(train, val)
+    config.multi_label = is_multi_label(train, val)
     config.output_dir = str(folder)
     config.embedding_cache_dir = cache
     config.search_clock_start = time.time()
@@ -78,7 +114,7 @@ def search_once(split: tuple[Any, Any, Any], minutes: float, candidates: list[st
             "within_budget_plus_10pct": wall <= 1.1 * minutes * 60,
             "winner": search["winner"]["model_type"],
             "winner_params": search["winner"]["params"],
-            "test": {k: round(float(scores[k]), 4) for k in SCORES},
+            "test": scored(scores),
             "trials": search["trials"], "verdict": search["verdict"], "ended": search["ended"],
             "trial_rows": [{k: row.get(k) for k in ("number", "model_type", "state", "value",
                                                       "seconds", "embeddings", "note")}
@@ -92,13 +128,14 @@ def default_once(split: tuple[Any, Any, Any], kind: str, folder: Path) -> dict[s
 
     train, val, test = split
     config = TrainConfig(output_dir=str(folder / kind))
-    config.label_names, config.multi_label = labels_of(train, val), True
+    config.label_names = labels_of(train, val)
+    config.multi_label = is_multi_label(train, val)
     start = time.perf_counter()
     clf = create_classifier(kind)
     clf.fit(train, val, config, lambda event: None, lambda: False)
     scores = clf.evaluate(test)
     return {"kind": kind, "fit_seconds": round(time.perf_counter() - start, 1),
-            "test": {k: round(float(scores[k]), 4) for k in SCORES}}
+            "test": scored(scores)}
 
 
 def main() -> None:
@@ -111,9 +148,14 @@ def main() -> None:
                         help="the embedding cache folder every search uses (default: none)")
     parser.add_argument("--no-defaults", action="store_true",
                         help="skip the defaults' fits (a second run of the same split)")
+    parser.add_argument("--csv", default=None, help="the corpus (default: the demo data)")
+    parser.add_argument("--heldout-rows", type=int, default=None,
+                        help="rows kept out of the search and scored as the test")
     args = parser.parse_args()
     candidates = args.candidates.split(",")
-    split = load_split(None, None, 42)
+    split = split_with_heldout(args.csv, args.heldout_rows)
+    print(f"rows: train {len(split[0])}, validation {len(split[1])}, test {len(split[2])}; "
+          f"{'multi' if is_multi_label(*split) else 'single'}-label", flush=True)
     from classification.ml_models import get_spec
 
     burners = burners_start(args.burners)
@@ -127,8 +169,8 @@ def main() -> None:
                     continue
                 row = default_once(split, kind, Path(tmp))
                 results["defaults"].append(row)
-                print(f"default {kind}: test micro-F1 {row['test']['micro_f1']:.4f}, macro-F1 "
-                      f"{row['test']['macro_f1']:.4f} ({row['fit_seconds']:.0f} s)", flush=True)
+                print(f"default {kind}: test {row['test']} ({row['fit_seconds']:.0f} s)",
+                      flush=True)
             for minutes in args.minutes:
                 row = search_once(split, minutes, candidates, Path(tmp) / f"search-{minutes:g}",
                                   cache=args.embedding_cache)
@@ -136,8 +178,7 @@ def main() -> None:
                 ratio = row["wall_seconds"] / row["budget_seconds"]
                 print(f"search {minutes:g} min: wall {row['wall_seconds']:.0f} s of "
                       f"{row['budget_seconds']:.0f} s (x{ratio:.2f}); winner {row['winner']} "
-                      f"test micro-F1 {row['test']['micro_f1']:.4f}, "
-                      f"macro-F1 {row['test']['macro_f1']:.4f}\n  {row['verdict']}\n  "
+                      f"test {row['test']}\n  {row['verdict']}\n  "
                       f"ended: {row['ended']} not tried: {row['not_tried']}", flush=True)
     finally:
         burners_stop(burners)

@@ -35,11 +35,12 @@ def test_every_rule_and_ranker_gets_a_line_and_the_default_comes_last(tmp_path) 
     out = io.StringIO()
     target = tmp_path / "last.json"
     call_command("simulate_screening", csv=str(_collection(tmp_path)), label="included",
-                 seeds=2, every=5, patience=10, rule=["all"], ranker=["svm", "logreg"],
+                 seeds=2, every=5, patience=10, rule=["all"],
+                 ranker=[ranker.DEFAULT_RANKER, "logreg"],
                  json_out=str(target), stdout=out)
     lines = [json.loads(line) for line in out.getvalue().strip().splitlines()]
     assert {(s["ranker"], s["rule"]) for s in lines} == {
-        (r, rule) for r in ("svm", "logreg") for rule in stopping_rules.RULES}
+        (r, rule) for r in (ranker.DEFAULT_RANKER, "logreg") for rule in stopping_rules.RULES}
     last = lines[-1]
     assert (last["ranker"], last["rule"]) == (ranker.DEFAULT_RANKER,
                                               stopping_rules.DEFAULT_RULE)
