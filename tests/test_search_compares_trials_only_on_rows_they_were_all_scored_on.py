@@ -121,3 +121,28 @@ def test_a_validation_only_first_trial_is_re_scored_by_folds_and_the_winner_comp
     assert f"re-scored by cross-validation as trial {rescore.number}" in rows[0]["note"]
     assert "trial 0 re-scored by cross-validation" in rows[rescore.number]["note"]
     assert search["spent_seconds"] < 60  # the re-score was started only because it fitted
+
+
+def test_the_next_trial_goes_to_the_kind_ahead_on_the_rows_all_kinds_share() -> None:
+    # The held-out search of issue 39: a fine-tuned transformer scored 0.645 on the 200
+    # validation rows, above the embedding head's cross-validated 0.601, and took every later
+    # trial; on those same 200 rows the embedding head had 0.659.
+    from classification.engine.search_scoring import most_promising
+
+    bests = {"minilm": Scored(3, "minilm", 0.645, validation=0.645),
+             "minilm_embed_logreg": Scored(2, "minilm_embed_logreg", 0.601, FOLDS_A,
+                                           validation=0.659),
+             "tfidf_svm": Scored(1, "tfidf_svm", 0.589, FOLDS_B, validation=0.610)}
+    keys = list(bests)
+    trials = {"minilm": 1, "minilm_embed_logreg": 1, "tfidf_svm": 1}
+    assert most_promising(bests=bests, keys=keys, trials=trials,
+                          bonus=0.02) == "minilm_embed_logreg"
+    # Once every kind has folds, the folds decide.
+    cv_only = {k: v for k, v in bests.items() if k != "minilm"}
+    assert most_promising(bests=cv_only, keys=list(cv_only), trials=trials,
+                          bonus=0.02) == "minilm_embed_logreg"
+    # A kind not tried yet is worth its bonus only; one tried often, less of it.
+    assert most_promising(bests={}, keys=["a", "b"], trials={"a": 3, "b": 0}, bonus=0.02) == "b"
+    # Only the kinds whose next trial fits are chosen from.
+    assert most_promising(bests=bests, keys=["minilm", "tfidf_svm"], trials=trials,
+                          bonus=0.02) == "minilm"

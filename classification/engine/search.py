@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import shutil
 import statistics
 import time
@@ -186,9 +185,11 @@ class SearchRun(SearchOutcome):
         return self.budget - self.spent()
 
     def reserve(self) -> float:
-        """Seconds kept to score the test split with the winner, save it and load it back."""
-        return FINISH_SECONDS + max((self.finish_cost.get(k, 0.0) for k in self.best),
-                                    default=0.0)
+        """Seconds kept to score the test split with the winner, save it and load it back, and,
+        once two kinds have finished, to try their ensemble (search_outcome.ensemble_reserve)."""
+        finish = FINISH_SECONDS + max((self.finish_cost.get(k, 0.0) for k in self.best),
+                                      default=0.0)
+        return finish + self.ensemble_reserve()
 
     def available(self) -> float:
         """Seconds a new trial may take."""
@@ -263,12 +264,11 @@ class SearchRun(SearchOutcome):
                           "left before the final evaluation.")
             return None, None
 
-        def promise(spec: ModelSpec) -> float:
-            score = self.best[spec.key][0] if spec.key in self.best else 0.0
-            return score + EXPLORE_BONUS / math.sqrt(1 + self._trials_of(spec.key))
-
-        spec = max((s for s in open_ if s.key in affordable), key=promise)
-        return spec, affordable[spec.key] or None
+        key = search_scoring.most_promising(
+            bests={k: self._scored(number) for k, (_, number, _) in self.best.items()},
+            keys=[s.key for s in open_ if s.key in affordable],
+            trials={s.key: self._trials_of(s.key) for s in open_}, bonus=EXPLORE_BONUS)
+        return get_spec(key), affordable[key] or None
 
     def _first_settings(self, spec: ModelSpec) -> dict[str, Any] | None:
         """A candidate's defaults; if they would not fit, the cheapest bound on them that does

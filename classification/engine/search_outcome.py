@@ -22,6 +22,9 @@ from .search_basis import LikeWithLike
 
 ENSEMBLE = "ensemble"
 ENSEMBLE_SECONDS = 5.0  # the least time left for an ensemble to be tried
+# Kept aside, once two kinds have finished, so that trials stop in time for their ensemble: a
+# budget spent to the last second on one more trial left no ensemble ever tried (issue 39).
+ENSEMBLE_SHARE, ENSEMBLE_MAX_SECONDS = 0.08, 60.0
 # Judging it out of fold tunes its weights five times on four fifths of the rows: measured at
 # 3 to 7 times their tuning on all of validation (300-1,000 rows, 2-4 members, single- and
 # multi-label, on a loaded 2-core machine). Judged only when that fits what is left.
@@ -34,6 +37,15 @@ logger = logging.getLogger(__name__)
 
 class SearchOutcome(LikeWithLike):
     """The keeping and concluding half of SearchRun (attributes are SearchRun's)."""
+
+    ensembling = False  # set once the search concludes: the ensemble's reserve is spent then
+
+    def ensemble_reserve(self) -> float:
+        """Seconds trials leave for the ensemble: none without two finished kinds to ensemble,
+        when the search makes none, or once it is being tried."""
+        if self.ensembling or not self.config.search_ensemble or len(self.best) < 2:
+            return 0.0
+        return min(ENSEMBLE_MAX_SECONDS, ENSEMBLE_SHARE * self.budget)
 
     finish_cost: dict[str, float]
     shared_cache: dict[Any, Any]
@@ -205,8 +217,13 @@ class SearchOutcome(LikeWithLike):
                      "validation_macro_f1": chosen.value, "basis": choice.basis,
                      "validation_split_macro_f1": alone,
                      "params": search_space.unprefixed(self._trials()[chosen.number].params)}
-        if (self.config.search_ensemble and len(self.best) >= 2 and not self.stopped_reason
-                and self.remaining() - self.reserve() > ENSEMBLE_SECONDS):
+        self.ensembling = True  # the time kept for it is its own now
+        ensemble_wanted = self.config.search_ensemble and len(self.best) >= 2
+        if ensemble_wanted and not self.stopped_reason and (
+                self.remaining() - self.reserve() <= ENSEMBLE_SECONDS):
+            self.verdict += (f" No ensemble was tried: {max(0.0, self.remaining()):.0f} s were "
+                             "left, too few to judge one.")
+        elif ensemble_wanted and not self.stopped_reason:
             ranked = sorted(self.best.values(), key=lambda e: -self._scored(e[1]).on(choice.basis))
             labelled = sum(1 for row in self.val.labels if row)
             if labelled < ensemble_score.MIN_ROWS:
