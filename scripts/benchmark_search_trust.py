@@ -105,6 +105,7 @@ def search_once(split: tuple[Any, Any, Any], minutes: float, candidates: list[st
     metrics = clf.fit(train, val, config, lambda event: None, lambda: False)
     searched = time.perf_counter() - start
     scores = clf.evaluate(test)
+    kept = {kind: scored(model.evaluate(test)) for kind, model in clf.kept.items()}
     clf.save(str(folder / "model"))
     load_classifier(str(folder / "model")).predict([test.texts[0]], fast=True)
     wall = time.perf_counter() - start
@@ -114,7 +115,7 @@ def search_once(split: tuple[Any, Any, Any], minutes: float, candidates: list[st
             "within_budget_plus_10pct": wall <= 1.1 * minutes * 60,
             "winner": search["winner"]["model_type"],
             "winner_params": search["winner"]["params"],
-            "test": scored(scores),
+            "test": scored(scores), "kept_test": kept,
             "trials": search["trials"], "verdict": search["verdict"], "ended": search["ended"],
             "trial_rows": [{k: row.get(k) for k in ("number", "model_type", "state", "value",
                                                       "seconds", "embeddings", "note")}
@@ -178,7 +179,8 @@ def main() -> None:
                 ratio = row["wall_seconds"] / row["budget_seconds"]
                 print(f"search {minutes:g} min: wall {row['wall_seconds']:.0f} s of "
                       f"{row['budget_seconds']:.0f} s (x{ratio:.2f}); winner {row['winner']} "
-                      f"test {row['test']}\n  {row['verdict']}\n  "
+                      f"test {row['test']}\n  each kind's best on test: {row['kept_test']}\n  "
+                      f"{row['verdict']}\n  "
                       f"ended: {row['ended']} not tried: {row['not_tried']}", flush=True)
     finally:
         burners_stop(burners)

@@ -7,12 +7,14 @@ same folds, so noise members no longer win, and a genuinely complementary pair s
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from classification.engine.decisions import single_label_choice, tune_class_offsets
 from classification.engine.ensemble import tune_weights
-from classification.engine.ensemble_score import ensemble_judge, label_folds
+from classification.engine.ensemble_score import ENSEMBLE_MARGIN, ensemble_judge, label_folds
 from classification.engine.metrics import apply_thresholds, macro_f1, tune_thresholds
 from classification.engine.types import TrainingStopped
 
@@ -42,7 +44,9 @@ def test_members_of_pure_noise_win_in_sample_but_not_out_of_fold() -> None:
     assert weights[1:].sum() > 0  # the noise earned a share of the weight
     together = np.tensordot(weights, np.stack(probs), axes=1)
     old_gain = in_sample(together, truth, False) - in_sample(winner, truth, False)
-    assert old_gain > judged.margin  # the old rule would have shipped the ensemble
+    # The old rule (in sample, one standard error) would have shipped the ensemble.
+    p = judged.alone
+    assert old_gain > ENSEMBLE_MARGIN + math.sqrt(p * (1 - p) / rows)
     assert not judged.wins
     assert judged.ensemble < judged.alone  # out of fold the noise only costs
     assert judged.basis == "out of fold on 100 validation rows (5 folds)"

@@ -38,7 +38,9 @@ MIN_ROWS = 20
 @dataclass(frozen=True)
 class Judged:
     """The ensemble and the winner, each scored out of fold on the same `rows` and `folds`, and
-    the gain the ensemble needed (ENSEMBLE_MARGIN plus one standard error of a score on `rows`)."""
+    the gain the ensemble needed (ENSEMBLE_MARGIN plus NOISE_Z standard errors of a score on
+    `rows`: with one, an ensemble that won by 0.048 on 200 validation rows scored 0.564 on 888
+    held-out rows against 0.580 for the model it replaced, issue 39)."""
 
     ensemble: float
     alone: float
@@ -125,4 +127,5 @@ def ensemble_judge(*, probs: list[np.ndarray], alone: np.ndarray, truth: np.ndar
         search_scoring.Scored(-1, "ensemble", together), search_scoring.Scored(-2, "alone", single),
         val_rows=len(truth), basis=search_scoring.VALIDATION)
     return Judged(ensemble=together, alone=single, rows=len(truth), folds=folds,
-                  margin=ENSEMBLE_MARGIN + noise, seconds=time.perf_counter() - started)
+                  margin=ENSEMBLE_MARGIN + search_scoring.NOISE_Z * noise,
+                  seconds=time.perf_counter() - started)
