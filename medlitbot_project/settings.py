@@ -143,8 +143,7 @@ MODEL_DOWNLOAD_TIMEOUT = env.float("MODEL_DOWNLOAD_TIMEOUT", default=120.0)
 EMBEDDING_CACHE_DIR = env.path("EMBEDDING_CACHE_DIR",
                                default=str(MODEL_ARTIFACT_ROOT("embedding_cache")))
 EMBEDDING_CACHE_MB = env.int("EMBEDDING_CACHE_MB", default=2048)
-# What a screening session ranks with (screening/ranker.py): "svm-embed" puts the bundled
-# MiniLM's sentence vectors beside TF-IDF; "svm" is words only, with no encoder to load.
+# Sessions' ranker (screening/ranker.py): svm-embed (TF-IDF and MiniLM vectors) or svm (words).
 SCREENING_RANKER = env.str("SCREENING_RANKER", default="svm-embed")
 
 LOG_DIR = env.path("LOG_DIR", default=BASE_DIR / "logs")
@@ -249,14 +248,12 @@ CELERY_TASK_ROUTES = {
     "literature.tasks.search_run_execute": {"queue": QUEUE_DEFAULT},
     "literature.tasks.saved_searches_tick": {"queue": QUEUE_DEFAULT},
 }
-# A publish to a broker that is down fails in about a second with a clear 503, instead of the
-# default retry loop holding the request.
+# A publish to a broker that is down fails in about a second with a clear 503, not a long retry.
 CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECTION_TIMEOUT", default=2.0)
 CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5,
 }
-# Maintenance on a schedule (celery beat, started by start_m1.sh), so nothing depends on a cron
-# line someone forgot.
+# Maintenance on a schedule (celery beat, started by start_m1.sh), not a cron line to forget.
 MAINTENANCE_INTERVAL_SECONDS = env.float("MAINTENANCE_INTERVAL_SECONDS", default=60.0)
 CELERY_BEAT_SCHEDULE = {
     "maintenance": {
