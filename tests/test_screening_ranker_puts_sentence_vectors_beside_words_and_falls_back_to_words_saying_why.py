@@ -117,3 +117,12 @@ def test_an_unknown_ranker_setting_fails_the_refresh_naming_the_choices(team, se
     session.refresh_from_db()
     assert "SCREENING_RANKER is 'bm25'" in session.ranker_error
     assert "svm-embed" in session.ranker_error
+
+
+def test_a_large_collection_is_encoded_and_cached_block_by_block(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(sentence_vectors, "BLOCK", 2)
+    sentence_vectors._memory.clear()
+    texts = [f"{t} (copy {i})" for i, t in enumerate(TEXTS + TEXTS[:1])]
+    vectors = sentence_vectors.texts_embed(texts=texts, cache_dir=str(tmp_path), cache_mb=16)
+    assert vectors.shape == (5, 384)
+    assert len(list(tmp_path.rglob("*.npz"))) == 3  # blocks of 2, 2 and 1, each kept

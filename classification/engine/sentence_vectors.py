@@ -25,6 +25,10 @@ import numpy as np
 MODEL_TYPE = "minilm_embed_logreg"  # whose encoder and cache key the vectors share
 MAX_LENGTH = 256
 MEMORY_VECTORS = 50_000  # about 77 MB of float32 384-vectors, per process
+# Texts encoded, and written to the disk cache, per block: a first refresh of a large collection
+# (minutes on a CPU) keeps what it finished if its worker dies, and a refresh that takes over a
+# stale lock reads those blocks instead of encoding them again.
+BLOCK = 1000
 
 _lock = threading.Lock()
 _encoder: dict[str, Any] = {}
@@ -72,12 +76,13 @@ def texts_embed(*, texts: Sequence[str], cache_dir: str | None = None,
         if disk is not None:
             found.update(disk.get(missing))
             missing = [t for t in missing if t not in found]
-        if missing:
+        for start in range(0, len(missing), BLOCK):
             from .batching import encode_mean_pooled
 
+            block = missing[start:start + BLOCK]
             model, tokenizer, plan = _encoder_parts()
-            computed = dict(zip(missing, encode_mean_pooled(
-                model, tokenizer, missing, plan, max_length=MAX_LENGTH), strict=True))
+            computed = dict(zip(block, encode_mean_pooled(
+                model, tokenizer, block, plan, max_length=MAX_LENGTH), strict=True))
             if disk is not None:
                 disk.put(computed)
             found.update(computed)
