@@ -57,8 +57,9 @@ def labels_of(train: Any, val: Any) -> list[str]:
 
 
 def is_multi_label(*parts: Any) -> bool:
-    """Single-label when every row of every part has exactly one label, as the app decides."""
-    return any(len(row) != 1 for part in parts for row in part.labels)
+    """Multi-label when some row has more than one label, as the app decides at import
+    (dataset_management.services)."""
+    return any(len(row) > 1 for part in parts for row in part.labels)
 
 
 def scored(scores: dict[str, Any]) -> dict[str, float]:

@@ -195,8 +195,7 @@ def _challenged(kept: list[Scored], defaults: list[Scored], folded: set[int], *,
     challenger = max(others, key=lambda t: (t.on(VALIDATION), -t.number))
     champion = first.trial
     mine, theirs = champion.on(VALIDATION), challenger.on(VALIDATION)
-    p = min(max(mine, 0.0), 1.0)
-    margin = math.sqrt(p * (1 - p) / max(1, val_rows))
+    margin, _ = noise(challenger, champion, val_rows=val_rows, basis=VALIDATION)
     words = (f"{challenger.model_type} (trial {challenger.number}), scored on the "
              f"{val_rows} validation rows only ({theirs:.3f}), against {mine:.3f} for "
              f"{champion.model_type} there")

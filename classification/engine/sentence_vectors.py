@@ -76,11 +76,12 @@ def texts_embed(*, texts: Sequence[str], cache_dir: str | None = None,
         if disk is not None:
             found.update(disk.get(missing))
             missing = [t for t in missing if t not in found]
-        for start in range(0, len(missing), BLOCK):
+        if missing:
             from .batching import encode_mean_pooled
 
-            block = missing[start:start + BLOCK]
             model, tokenizer, plan = _encoder_parts()
+        for start in range(0, len(missing), BLOCK):
+            block = missing[start:start + BLOCK]
             computed = dict(zip(block, encode_mean_pooled(
                 model, tokenizer, block, plan, max_length=MAX_LENGTH), strict=True))
             if disk is not None:
