@@ -72,9 +72,10 @@ def test_the_stop_claims_found_over_found_plus_the_upper_bound_left() -> None:
     assert not bound.can_stop(recall_target=0.95)
 
 
-def test_the_prior_mean_is_the_ranked_phases_recent_yield_with_one_added_each_way() -> None:
+def test_the_prior_mean_is_a_quarter_of_the_ranked_phases_recent_yield_with_one_added_each_way(
+) -> None:
     a, b = stopping_cs.prior_from_ranked(recent=[1] * 50 + [0] * 100)
     assert a == 1.0
-    assert a / (a + b) == pytest.approx(1 / 102)  # only the last 100 count
+    assert a / (a + b) == pytest.approx(0.25 * 1 / 102)  # only the last 100 count
     a, b = stopping_cs.prior_from_ranked(recent=[1, 0, 0, 0])
-    assert a / (a + b) == pytest.approx(2 / 6)
+    assert a / (a + b) == pytest.approx(0.25 * 2 / 6)
