@@ -12,7 +12,7 @@ transformer default (minilm) is fitted only with --transformer-defaults (tens of
 CPU); without it, its line says so.
 
     .venv/bin/python scripts/benchmark_search_trust.py [--minutes 5 15] [--burners 2]
-        [--candidates tfidf_logreg,tfidf_svm,minilm_embed_logreg,minilm]
+        [--candidates tfidf_logreg,tfidf_svm,minilm_embed_logreg,tfidf_minilm_svm,minilm]
         [--embedding-cache DIR] [--no-defaults] [--csv PATH --heldout-rows N]
 
 With --csv (title;abstract;group, like the demo file) and --heldout-rows N, N rows drawn at
@@ -38,7 +38,7 @@ from typing import Any
 
 from _bench_common import load_split
 
-DEFAULT_CANDIDATES = "tfidf_logreg,tfidf_svm,minilm_embed_logreg,minilm"
+DEFAULT_CANDIDATES = "tfidf_logreg,tfidf_svm,minilm_embed_logreg,tfidf_minilm_svm,minilm"
 SCORES = ("micro_f1", "macro_f1", "accuracy", "ece")
 
 

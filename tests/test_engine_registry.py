@@ -25,6 +25,7 @@ def test_registry_offers_every_contracted_model_type_with_a_label_and_kind() -> 
         "tfidf_logreg",
         "tfidf_svm",
         "minilm_embed_logreg",
+        "tfidf_minilm_svm",
         "ensemble",
         "search",
         "adapt",

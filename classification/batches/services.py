@@ -70,8 +70,8 @@ def _check(*, ml_model: MLModel, size: int | None, top_terms: bool, threshold: s
     except ValueError as exc:
         raise BatchError(str(exc)) from exc
     if top_terms and not explainable(ml_model):
-        raise BatchError(f"Top terms are not available for {ml_model.model_type} models: only "
-                         "TF-IDF, embedding and transformer models can be explained.")
+        raise BatchError(f"Top terms are not available for {ml_model.model_type} models: their "
+                         "predictions cannot be explained word by word.")
     if size is not None and size > settings.MAX_UPLOAD_SIZE:
         raise BatchError(f"The file is {size / 2**20:.1f} MB; the limit is "
                          f"{settings.MAX_UPLOAD_SIZE / 2**20:.0f} MB.")

@@ -52,6 +52,10 @@ def explanation_method(classifier: Any) -> str:
         raise ExplanationUnavailable(
             "An ensemble's predictions cannot be explained: its members weigh words in "
             "different ways. Explain one of its member models instead.")
+    if getattr(classifier, "explainable", True) is False:
+        raise ExplanationUnavailable(
+            f"Predictions of a {getattr(classifier, 'model_type', 'this')} model cannot be "
+            "explained word by word: its sentence embeddings carry part of every score.")
     if getattr(classifier, "vectorizer", None) is not None and _head(classifier) is not None:
         return LINEAR
     if getattr(classifier, "model", None) is not None and getattr(classifier, "tokenizer", None):

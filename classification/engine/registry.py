@@ -32,6 +32,7 @@ TRANSFORMER = "classification.engine.transformer:TransformerClassifier"
 TFIDF = "classification.engine.baselines:SklearnClassifier"
 TFIDF_SVM = "classification.engine.baselines:TfidfSvmClassifier"
 EMBEDDING = "classification.engine.baselines:EmbeddingLogRegClassifier"
+WORDS_AND_VECTORS = "classification.engine.baselines:WordsAndVectorsSvmClassifier"
 ENSEMBLE = "classification.engine.ensemble:EnsembleClassifier"
 SEARCH = "classification.engine.search:SearchClassifier"
 ADAPT = "classification.engine.adapt:EncoderAdapter"
@@ -74,6 +75,8 @@ class ModelSpec:
     # Offered on the New model form; an ensemble is made from trained models instead (Compare),
     # a search from its own page (Find the best model).
     offered: bool = True
+    # Whether its predictions can be explained word by word (engine/explain.py).
+    explainable: bool = True
 
     def __post_init__(self) -> None:
         # A spec that cannot be loaded would only fail once a job runs: refuse it at import.
@@ -201,6 +204,23 @@ REGISTRY: dict[str, ModelSpec] = {
             # Measured (scripts/benchmark_estimates.py, 2-core AVX2 EPYC): 2,855 rows in 107 s.
             Speed(16.0, single_pass=True, overhead_seconds=8.0),
             package=MINILM_PACKAGE,
+        ),
+        ModelSpec(
+            "tfidf_minilm_svm",
+            "TF-IDF and MiniLM embeddings + linear SVM",
+            "Word and character n-gram TF-IDF beside frozen MiniLM sentence embeddings, under "
+            "one calibrated linear SVM: the words a field uses and what its sentences mean. "
+            "Trains in about a minute on CPU (seconds once its texts are embedded).",
+            "embedding",
+            WORDS_AND_VECTORS,
+            "package",
+            # The embeddings dominate, as for minilm_embed_logreg; the TF-IDF and the calibrated
+            # SVM add a few seconds.
+            Speed(15.0, single_pass=True, overhead_seconds=10.0),
+            package=MINILM_PACKAGE,
+            # Its sentence vectors carry part of every score, and no word-level split of them
+            # is computed.
+            explainable=False,
         ),
         ModelSpec(
             "ensemble",

@@ -372,13 +372,15 @@ class SearchRun(SearchOutcome):
             value = float(clf.fit(*read(self.train, self.val), config, forward, stop)
                           .get("macro_f1", 0.0))
             return value, clf, []
-        scores = []
+        scores, raws = [], []
         for fit_rows, scored_rows in self.folds:
             if stop():
                 raise TrainingStopped(None, "Stopped between cross-validation folds")
             fit_part, scored_part = read(self.pool.subset(fit_rows), self.pool.subset(scored_rows))
-            fold = self._candidate(spec).fit(fit_part, scored_part, config, forward, stop)
-            scores.append(float(fold.get("macro_f1", 0.0)))
+            fold = self._candidate(spec)
+            scores.append(float(fold.fit(fit_part, scored_part, config, forward, stop)
+                                .get("macro_f1", 0.0)))
+            raws.append(fold.predict_proba_raw(scored_part.texts))
         value = statistics.fmean(scores)
         if self.rescoring is not None:  # the re-scored trial's model: same settings, same fit
             return value, self._kept_model(self.rescoring), scores
@@ -388,7 +390,12 @@ class SearchRun(SearchOutcome):
             return value, None, scores
         clf = self._candidate(spec)
         # The kept model's own fit stops only on a cancel: its score is already known.
-        clf.fit(*read(self.train, self.val), config, forward, self.should_stop)
+        train, val = read(self.train, self.val)
+        clf.fit(train, val, config, forward, self.should_stop)
+        # Its calibration and thresholds from every fold's held-out rows, not validation alone.
+        scored = [i for _, rows in self.folds for i in rows]
+        clf.rules_out_of_fold(data=read(self.pool.subset(scored))[0], raw=np.concatenate(raws),
+                              val=val)
         return value, clf, scores
 
     def _forward(self, event: dict[str, Any], trial: Any, spec: ModelSpec,

@@ -20,8 +20,10 @@ from .registry import ModelSpec
 # Each kind's own learning rate (ModelSpec.learning_rate) is the centre; BERT-base wants 2e-5 to
 # 5e-5, MiniLM about 1e-4 (scripts/compare_recipes.py).
 LR_BELOW, LR_ABOVE = 4.0, 3.0
-HEAD = {"tfidf_logreg": "tfidf", "tfidf_svm": "svm", "minilm_embed_logreg": "embed"}
-C_RANGE = {"tfidf": (0.3, 100.0), "svm": (0.01, 10.0), "embed": (0.1, 100.0)}
+HEAD = {"tfidf_logreg": "tfidf", "tfidf_svm": "svm", "minilm_embed_logreg": "embed",
+        "tfidf_minilm_svm": "words_vectors"}
+C_RANGE = {"tfidf": (0.3, 100.0), "svm": (0.01, 10.0), "embed": (0.1, 100.0),
+           "words_vectors": (0.01, 1.0)}
 
 
 SPACE_FILE = "classification/engine/search_space.py"

@@ -44,7 +44,7 @@ def explainable(ml_model: MLModel) -> bool:
     # A search's model is its winner's kind (a TF-IDF winner explains exactly).
     model_type = search_winner(metrics=ml_model.metrics).get("model_type", ml_model.model_type)
     spec = ml_models.REGISTRY.get(model_type)
-    return spec is not None and spec.kind in EXPLAINABLE_KINDS
+    return spec is not None and spec.kind in EXPLAINABLE_KINDS and spec.explainable
 
 
 class ExplainBusy(Exception):
