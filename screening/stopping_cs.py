@@ -47,10 +47,10 @@ ASSUMPTIONS = (
 )
 # The prior's mean is PRIOR_SHRINK times the ranked phase's yield over its last PRIOR_RECENT
 # records: the pool is everything the ranker put below those records, so it is leaner than
-# they were (on the corpora measured, 2 to 10 times). a = 1 keeps the prior's density highest
-# near no relevant left. A quarter stopped sooner than the yield itself on all nine corpora
-# measured (docs/screening.md, 40 runs each); a tenth was no better. The prior moves the stop
-# only: the bound holds whatever it is.
+# they were (on the digestive label at its switch, 0.25% against 1 to 3%). a = 1 keeps the
+# prior's density highest near no relevant left. A quarter stopped sooner than the yield
+# itself on eight of nine corpora in simulation, 20 seeds each (docs/screening.md, "The prior's
+# mean"); a tenth was no better. The prior moves the stop only: the bound holds whatever it is.
 PRIOR_RECENT = 100
 PRIOR_SHRINK = 0.25
 PRIOR_A = 1.0
