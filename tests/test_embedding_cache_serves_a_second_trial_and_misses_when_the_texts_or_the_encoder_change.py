@@ -8,26 +8,10 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-from classification.engine import batching
 from classification.engine.embedding_cache import EmbeddingCache
 from classification.engine.types import TextData
 from classification.ml_models import TrainConfig, create_classifier
-
-
-@pytest.fixture
-def embedded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every text the encoder is asked to embed (the real encoder still runs)."""
-    seen: list[str] = []
-    real = batching.encode_mean_pooled
-
-    def counting(model, tokenizer, texts, plan, **options):
-        seen.extend(texts)
-        return real(model, tokenizer, texts, plan, **options)
-
-    monkeypatch.setattr(batching, "encode_mean_pooled", counting)
-    return seen
 
 
 def config_for(labels: list[str], encoder: Path, cache: Path, mb: int = 64) -> TrainConfig:

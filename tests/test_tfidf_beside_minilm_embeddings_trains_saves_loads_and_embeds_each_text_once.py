@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from classification.engine import batching
 from classification.engine.explain import ExplanationUnavailable, explanation_method
 from classification.engine.types import TextData
 from classification.ml_models import REGISTRY, TrainConfig, create_classifier, load_classifier
@@ -65,22 +64,13 @@ def test_a_single_label_corpus_gets_one_label_per_text(
 
 
 def test_texts_embedded_for_minilm_embed_logreg_are_not_embedded_again(
-        demo_split, tiny_bert_dir: Path, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[str] = []
-    real = batching.encode_mean_pooled
-
-    def counting(model, tokenizer, texts, plan, **options):
-        seen.extend(texts)
-        return real(model, tokenizer, texts, plan, **options)
-
-    monkeypatch.setattr(batching, "encode_mean_pooled", counting)
+        demo_split, tiny_bert_dir: Path, tmp_path: Path, embedded: list[str]) -> None:
     config = config_for(demo_split, tiny_bert_dir, tmp_path / "cache")
     fitted("minilm_embed_logreg", demo_split, config)
-    assert seen
-    seen.clear()
+    assert embedded
+    embedded.clear()
     clf = fitted("tfidf_minilm_svm", demo_split, config)
-    assert seen == []
+    assert embedded == []
     assert clf.timings["embedding_cache_hits"] > 0
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .registry import REGISTRY
 from .tfidf_spans import feature_spans
 
 # Integrated Gradients' cost is about steps x tokens (a forward and a backward pass each):
@@ -52,7 +53,8 @@ def explanation_method(classifier: Any) -> str:
         raise ExplanationUnavailable(
             "An ensemble's predictions cannot be explained: its members weigh words in "
             "different ways. Explain one of its member models instead.")
-    if getattr(classifier, "explainable", True) is False:
+    spec = REGISTRY.get(str(getattr(classifier, "model_type", "")))
+    if spec is not None and not spec.explainable:
         raise ExplanationUnavailable(
             f"Predictions of a {getattr(classifier, 'model_type', 'this')} model cannot be "
             "explained word by word: its sentence embeddings carry part of every score.")

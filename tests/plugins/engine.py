@@ -19,6 +19,22 @@ def tiny_bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
 
 
+@pytest.fixture
+def embedded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every text the encoder is asked to embed (the real encoder still runs)."""
+    from classification.engine import batching
+
+    seen: list[str] = []
+    real = batching.encode_mean_pooled
+
+    def counting(model, tokenizer, texts, plan, **options):
+        seen.extend(texts)
+        return real(model, tokenizer, texts, plan, **options)
+
+    monkeypatch.setattr(batching, "encode_mean_pooled", counting)
+    return seen
+
+
 @pytest.fixture(scope="session")
 def demo_textdata() -> TextData:
     """The 200-row demo slice: title + abstract texts with their multi-label groups."""
