@@ -147,12 +147,12 @@ def test_a_trained_tfidf_model_stores_its_ece_before_and_after(
     for scores in (metrics, tested):
         report = scores["calibration"]
         assert report["method"] == "select"
-        # The demo slice's validation split is too small to choose a method on: it says so
-        # and keeps the model's own probabilities (tests/test_calibration_is_chosen_by_...
+        # Chosen on every row of train and validation, out of fold: the demo slice's
+        # validation split alone is too small to choose on (tests/test_calibration_is_chosen_by_...
         # covers the choice itself).
-        assert report["selection"]["rows"] == len(val) < MIN_ROWS
-        assert report["chosen"] == report["selection"]["chosen"] == "none"
-        assert str(MIN_ROWS) in report["selection"]["reason"]
+        assert report["selection"]["rows"] == len(train) + len(val) >= MIN_ROWS > len(val)
+        assert report["selection"]["cross_fitted"]
+        assert report["chosen"] == report["selection"]["chosen"]
         assert report["bins"] == 15
         assert scores["ece"] == report["ece_after"]
         assert scores["ece_uncalibrated"] == report["ece_before"]

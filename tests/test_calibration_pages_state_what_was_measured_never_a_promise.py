@@ -62,12 +62,31 @@ def test_a_chosen_calibration_is_stated_with_its_held_out_figures(
 
 def test_a_model_left_as_it_was_says_so_plainly(
         alice_client: Client, user: Any, trained_model: Any) -> None:
-    # The demo slice's validation split is too small to choose on: the job kept none.
-    rows = trained_model.metrics["calibration"]["selection"]["rows"]
+    # A job that cross-fitted its rules over train and validation, where no method beat none
+    # beyond the noise: it kept the model's own probabilities.
+    rng = np.random.default_rng(12)
+    q = 1 / (1 + np.exp(-rng.normal(-0.5, 1.5, (400, 4))))  # calibrated already
+    selection = fit_calibration(prob=q, truth=(rng.random((400, 4)) < q).astype(np.int64),
+                                multi_label=True).selection
+    assert selection["chosen"] == "none"
+    trained_model.metrics = {**trained_model.metrics, "calibration": {
+        **trained_model.metrics["calibration"], "selection": {**selection, "cross_fitted": True}}}
+    trained_model.save(update_fields=["metrics"])
     for text in pages(alice_client, user, trained_model):
-        assert (f"Not recalibrated: the validation split had {rows} rows, too few to choose a "
-                "calibration on") in text
+        assert ("Not recalibrated: on 400 training and validation rows, each scored by a model "
+                "fitted without it (cross-fitted), no method lowered") in text
         assert not any(promise in text for promise in PROMISES)
+
+
+def test_too_few_rows_to_choose_on_are_said_to_be_too_few() -> None:
+    rng = np.random.default_rng(13)
+    q = rng.random((40, 4))
+    selection = fit_calibration(prob=q, truth=(rng.random((40, 4)) < q).astype(np.int64),
+                                multi_label=True).selection
+    text = calibration_statement(metrics={"calibration": {"method": "select",
+                                                          "selection": selection}})
+    assert text.startswith("Not recalibrated: the validation split had 40 rows, too few to "
+                           "choose a calibration on")
 
 
 def test_a_selection_that_kept_none_names_every_candidate_it_measured() -> None:

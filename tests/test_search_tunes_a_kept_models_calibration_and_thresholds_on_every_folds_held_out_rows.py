@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from classification.engine import search_scoring
+from classification.engine.baselines import SklearnClassifier
 from classification.engine.search import SearchClassifier
 from classification.engine.types import TextData
 from classification.ml_models import TrainConfig, create_classifier
@@ -47,18 +48,24 @@ def test_the_rules_are_those_tuned_on_the_out_of_fold_probabilities(demo_split) 
     pool = search_scoring.pooled(train, val)
     folds = search_scoring.folds(pool, seed=42)
     raws, rows = [], []
+
+    def on_validation() -> SklearnClassifier:  # as a search's trials fit: rules from validation
+        clf = create_classifier("tfidf_logreg")
+        clf.rules_folds = 0
+        return clf
+
     for fit_rows, scored_rows in folds:
-        fold = create_classifier("tfidf_logreg")
+        fold = on_validation()
         fold.fit(pool.subset(fit_rows), pool.subset(scored_rows), config, lambda e: None,
                  lambda: False)
         raws.append(fold.predict_proba_raw(pool.subset(scored_rows).texts))
         rows += scored_rows
-    clf = create_classifier("tfidf_logreg")
+    clf = on_validation()
     clf.fit(train, val, config, lambda e: None, lambda: False)
     tuned_on_val = list(clf.thresholds)
 
     clf.rules_out_of_fold(data=pool.subset(rows), raw=np.concatenate(raws), val=val)
-    by_hand = create_classifier("tfidf_logreg")
+    by_hand = on_validation()
     by_hand.fit(train, val, config, lambda e: None, lambda: False)
     by_hand._tune(pool.subset(rows), np.concatenate(raws))
     assert clf.thresholds == by_hand.thresholds

@@ -108,10 +108,12 @@ class BaseClassifier(ABC):
         self.recall_thresholds = recall_thresholds(truth, prob, self.recall_target)
         return prob
 
-    def rules_out_of_fold(self, *, data: TextData, raw: np.ndarray, val: TextData) -> None:
+    def rules_out_of_fold(self, *, data: TextData, raw: np.ndarray, val: TextData,
+                          val_raw: np.ndarray | None = None) -> None:
         """Calibration and decision rules refitted on out-of-fold probabilities `raw` of `data`
         (each row scored by a model that never saw it: a search's cross-validation folds over
-        train and validation), and the validation metrics recomputed with them.
+        train and validation), and the validation metrics recomputed with them (from
+        `val_raw`, validation's raw probabilities, where the caller has them).
 
         A search has these for every cross-validated trial: 1,800 rows instead of a
         200-row validation split. On the demo split (297 test rows) the thresholds tuned
@@ -121,9 +123,12 @@ class BaseClassifier(ABC):
         went from 0.592 to 0.604 (docs/figures/search_out_of_fold.md).
         """
         self._tune(data, raw)
+        if self.calibration.selection:
+            self.calibration.selection["cross_fitted"] = True  # the page words its rows so
         if len(val):
-            self.metrics = {**self.metrics, **self.evaluate(val),
-                            "decision_rules_rows": len(data)}
+            measured = (self.evaluate(val) if val_raw is None else self._metrics_from_prob(
+                val, self.calibration.apply(val_raw), raw=val_raw))
+            self.metrics = {**self.metrics, **measured, "decision_rules_rows": len(data)}
 
     def _thresholds_through_calibration(self, truth: np.ndarray, raw: np.ndarray,
                                         calibrated: list[float]) -> list[float]:

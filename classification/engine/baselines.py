@@ -96,6 +96,9 @@ class SklearnClassifier(BaseClassifier):
     # encoder the features also come from ("" for none).
     saved_parts: tuple[str, ...] = ("vectorizer", "head")
     encoder_described = ""
+    # Folds its calibration and decision rules are cross-fitted over (_rules_cross_fitted);
+    # 0: tuned on validation (a search's trials, which it cross-fits with its own folds).
+    rules_folds = 5
 
     def __init__(self, model_type: str, device_plan: Any = None) -> None:
         super().__init__(model_type, device_plan)
@@ -136,12 +139,55 @@ class SklearnClassifier(BaseClassifier):
         )
         progress_cb({"phase": "evaluating"})
         val = val.subset([i for i, row in enumerate(val.labels) if row])
-        raw = self.predict_proba_raw(val.texts) if len(val) else None
+        # Featurised once: the embedding kinds' vectors cost seconds per hundred texts.
+        beside = self._features(val.texts) if len(val) else None
+        raw = (np.asarray(self.head.predict_proba(beside), dtype=np.float64)
+               if beside is not None else None)
         # Calibrated on validation; thresholds are then tuned on the calibrated values.
         prob = self._tune(val, raw)
         self.metrics = self._metrics_from_prob(val, prob, raw=raw) if raw is not None else {}
+        if self.rules_folds >= 2 and raw is not None:
+            self._rules_cross_fitted(train, val, (x, beside), config, progress_cb, should_stop)
         progress_cb({"phase": "evaluating", "metrics": _headline(self.metrics)})
         return self.metrics
+
+    def _rules_cross_fitted(self, train: TextData, val: TextData, features: tuple[Any, Any],
+                            config: TrainConfig, progress_cb: ProgressCallback,
+                            should_stop: ShouldStop) -> None:
+        """Calibration and decision rules from out-of-fold probabilities over train and
+        validation (issue 39: cross-fitted, not tuned on a 200- to 300-row validation split).
+
+        `features` (train's, validation's) are this model's own (fitted on train's texts,
+        without their labels);
+        a head with its settings is fitted on all folds but one and scores that one, so every
+        row is scored by a head that never saw its labels, and the model itself stays the one
+        fitted on train. On the demo split (2,558 rows instead of 295) tfidf_logreg's test
+        micro-F1 went from 0.904 to 0.916 with a lower ECE (docs/figures/search_out_of_fold.md).
+        A search does this with its own folds, refitting each fold's features too. Without two
+        rows of every label per fold, validation's rules stay."""
+        from scipy import sparse
+
+        from .search_scoring import folds, pooled
+
+        pool = pooled(train, val)
+        splits = folds(pool, seed=config.seed, k=self.rules_folds)
+        if not splits:
+            return
+        rows = (sparse.vstack(features, format="csr") if sparse.issparse(features[0])
+                else np.vstack(features))
+        targets = self._targets(pool)
+        raws, scored = [], []
+        for number, (fit_rows, scored_rows) in enumerate(splits, start=1):
+            if should_stop():
+                raise TrainingStopped(None, "Stopped while cross-fitting the decision rules")
+            progress_cb({"message": f"decision rules: fold {number} of {len(splits)}"})
+            head = _linear_head(self.head_kind, self.multi_label, config.seed,
+                                config.regularization_c)
+            head.fit(rows[fit_rows], targets[fit_rows])
+            raws.append(np.asarray(head.predict_proba(rows[scored_rows]), dtype=np.float64))
+            scored.extend(scored_rows)
+        self.rules_out_of_fold(data=pool.subset(scored), raw=np.concatenate(raws), val=val,
+                               val_raw=np.asarray(self.head.predict_proba(features[1])))
 
     def predict_proba_raw(self, texts: list[str]) -> np.ndarray:
         prob = np.asarray(self.head.predict_proba(self._features(texts)), dtype=np.float64)

@@ -122,14 +122,15 @@ class TrainConfig:
                              label="Longest n-gram", minimum=1, maximum=3,
                              kinds=frozenset({BASELINE}))
     calibration: str = setting(
-        "select", help="How probabilities are recalibrated on validation: select (of none, "
-        "temperature, Platt and isotonic, the lowest ECE out of fold; none unless one beats it "
-        "beyond noise), or one of temperature, platt, isotonic, auto (isotonic where it beats "
-        "temperature), none.", label="Calibration", kinds=ALL_KINDS | {SEARCH},
+        "select", help="How probabilities are recalibrated (TF-IDF and embedding models out of "
+        "fold over train and validation, others on validation): select (the lowest ECE out of "
+        "fold of none, temperature, Platt, isotonic; none unless one beats it beyond noise), "
+        "temperature, platt, isotonic, auto (isotonic where it beats temperature) or none.",
+        label="Calibration", kinds=ALL_KINDS | {SEARCH},
         choices=("select", "temperature", "platt", "auto", "isotonic", "none"))
     recall_target: float = setting(
-        0.95, help="Per label, a second threshold is set for this recall on the validation "
-        "split, offered beside the F1-tuned one (prediction with threshold=recall).",
+        0.95, help="Per label, a second threshold is set for this recall on the rows the "
+        "calibration is fitted on, offered beside the F1-tuned one (threshold=recall).",
         label="Recall target", minimum=0.5, maximum=0.999, kinds=ALL_KINDS | {SEARCH})
     time_budget_minutes: float = setting(
         10.0, help="How long a model search may spend trying candidates; the best found in "
@@ -233,9 +234,8 @@ class TrainConfig:
         kinds=frozenset({TRANSFORMER, ADAPT}))
     allow_download: bool = setting(False, help="ALLOW_MODEL_DOWNLOAD.", who=DEPLOYMENT,
                                   kinds=ENCODER_KINDS)
-    download_timeout: float = setting(120.0, help="MODEL_DOWNLOAD_TIMEOUT seconds.",
-                                      minimum=1.0, maximum=86400.0, who=DEPLOYMENT,
-                                      kinds=ENCODER_KINDS)
+    download_timeout: float = setting(120.0, help="MODEL_DOWNLOAD_TIMEOUT seconds.", minimum=1.0,
+                                      maximum=86400.0, who=DEPLOYMENT, kinds=ENCODER_KINDS)
     model_dir: str | None = setting(None, help="MEDLITBOT_MODEL_DIR.", who=DEPLOYMENT,
                                      kinds=ENCODER_KINDS)
     # Encoder outputs kept between trials, searches and jobs (engine/embedding_cache.py).

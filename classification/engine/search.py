@@ -424,6 +424,8 @@ class SearchRun(SearchOutcome):
         clf = spec.classifier_class()(spec.key, self.search.device_plan)
         if hasattr(clf, "shared_cache"):
             clf.shared_cache = self.shared_cache
+        if hasattr(clf, "rules_folds"):
+            clf.rules_folds = 0  # the search's own folds give its kept models their rules
         return clf
 
     def _config(self, spec: ModelSpec, chosen: dict[str, Any], number: int) -> TrainConfig:

@@ -201,6 +201,14 @@ class SearchOutcome(LikeWithLike):
 
     # ---- the outcome -------------------------------------------------------------------------
 
+    def _validation_only_trials(self) -> int:
+        """Finished single-kind trials scored on the validation split alone and not re-scored
+        by folds: the trials a validation-only challenger was picked from."""
+        superseded = self._rescored()
+        return sum(1 for t in self._trials() if t.value is not None
+                   and t.params.get("model_type") != ENSEMBLE
+                   and not t.user_attrs.get("fold_scores") and t.number not in superseded)
+
     def _winner(self) -> tuple[BaseClassifier, dict[str, Any]]:
         """The best kept trial, if it beats the best untuned default by more than the noise
         (else that default), every score on one basis (search_scoring.choose); then an ensemble
@@ -208,7 +216,8 @@ class SearchOutcome(LikeWithLike):
         folds of the validation rows (ensemble_score)."""
         choice = search_scoring.choose(
             [self._scored(n) for _, n, _ in self.best.values()],
-            [self._scored(n) for _, n, _ in self.defaults.values()], val_rows=len(self.val))
+            [self._scored(n) for _, n, _ in self.defaults.values()], val_rows=len(self.val),
+            challengers=self._validation_only_trials())
         self.verdict, chosen = choice.verdict, choice.trial
         clf = self._kept_model(chosen.number)
         assert clf is not None  # chosen among the kept trials

@@ -80,17 +80,20 @@ def _candidates(selection: dict[str, Any], leave_out: str) -> str:
 
 def _selected(selection: dict[str, Any]) -> str:
     chosen, rows = selection.get("chosen", "none"), selection.get("rows", 0)
+    where = (f"{rows} training and validation rows, each scored by a model fitted without it "
+             "(cross-fitted)" if selection.get("cross_fitted")
+             else f"{rows} held-out validation rows")
     if not selection.get("candidates"):
         return (f"Not recalibrated: the validation split had {rows} rows, too few to choose "
                 "a calibration on, so these are the model's own probabilities.")
     measured = _near_09(selection.get("curve") or [], str(selection.get("events", "")))
     if chosen == "none":
-        return (f"Not recalibrated: on {rows} held-out validation rows, no method lowered the "
+        return (f"Not recalibrated: on {where}, no method lowered the "
                 f"expected calibration error (ECE) out of fold beyond its noise "
                 f"({_candidates(selection, '')}), so these are the model's own probabilities; "
                 f"there, {measured}.")
     ece = selection["candidates"][chosen]["ece"]
-    return (f"On {rows} held-out validation rows, {measured} (ECE {ece:.3f}, out of fold); "
+    return (f"On {where}, {measured} (ECE {ece:.3f}, out of fold); "
             f"method chosen: {NAMES.get(chosen, chosen)}, over "
             f"{_candidates(selection, chosen)}.")
 
