@@ -157,14 +157,14 @@ class SklearnClassifier(BaseClassifier):
         """Calibration and decision rules from out-of-fold probabilities over train and
         validation (issue 39: cross-fitted, not tuned on a 200- to 300-row validation split).
 
-        `features` (train's, validation's) are this model's own (fitted on train's texts,
-        without their labels);
-        a head with its settings is fitted on all folds but one and scores that one, so every
-        row is scored by a head that never saw its labels, and the model itself stays the one
-        fitted on train. On the demo split (2,558 rows instead of 295) tfidf_logreg's test
-        micro-F1 went from 0.904 to 0.916 with a lower ECE (docs/figures/search_out_of_fold.md).
-        A search does this with its own folds, refitting each fold's features too. Without two
-        rows of every label per fold, validation's rules stay."""
+        `features` (train's, validation's) are this model's own, fitted on train's texts
+        without their labels; a head with its settings is fitted on all folds but one and
+        scores that one, so every row is scored by a head that never saw its label, and the
+        model itself stays the one fitted on train. A search refits each fold's features too;
+        on the demo data the heads alone gave the same test micro-F1 at half the cost, and
+        over three splits the rules' accuracy matched validation's (0.888 against 0.887 for
+        tfidf_logreg) while resting on nine times the rows (docs/figures/
+        search_out_of_fold.md). Without two rows of every label per fold, validation's stay."""
         from scipy import sparse
 
         from .search_scoring import folds, pooled
