@@ -202,8 +202,9 @@ class SearchOutcome(LikeWithLike):
     # ---- the outcome -------------------------------------------------------------------------
 
     def _validation_only_trials(self) -> int:
-        """Finished single-kind trials scored on the validation split alone and not re-scored
-        by folds: the trials a validation-only challenger was picked from."""
+        """Single-kind trials scored on the validation split alone (complete, or pruned with
+        their last score) and not re-scored by folds: those a validation-only challenger was
+        picked from."""
         superseded = self._rescored()
         return sum(1 for t in self._trials() if t.value is not None
                    and t.params.get("model_type") != ENSEMBLE
