@@ -2,7 +2,8 @@
 setting (then the search ends, saying why, instead of fitting validation noise for the rest of
 its budget); TF-IDF trials are cross-validated; time already spent before this run (earlier
 attempts, the job's start-up) counts against the budget; a trial a killed attempt left running
-shows why it failed."""
+shows why it failed. Its trials fit each fold's TF-IDF once per n-gram setting and reuse it
+(feature_memo.py), and say which did."""
 
 from __future__ import annotations
 
@@ -43,6 +44,15 @@ def test_a_candidate_gets_a_bounded_number_of_cross_validated_trials(demo_split,
     assert all(len(t.user_attrs["fold_scores"]) == 5 for t in trials)
     assert search["scoring"].startswith("5-fold cross-validation on train and validation")
     assert search["verdict"]
+
+    settings = {t.params["tfidf_logreg:ngram_max"] for t in trials}
+    fitted = sum(t.user_attrs["features_fitted"] for t in trials)
+    reused = sum(t.user_attrs["features_reused"] for t in trials)
+    # Five folds per n-gram setting, and each kept model's own fit on train: never per trial.
+    assert fitted <= 5 * len(settings) + sum(1 for t in trials if t.value is not None)
+    assert fitted + reused >= 5 * len(trials)
+    assert reused >= 5 * (len(trials) - 2 * len(settings))
+    assert any("TF-IDF features reused" in row["note"] for row in search["trial_rows"])
 
 
 def test_time_spent_before_the_run_counts_and_a_left_running_trial_says_why_it_failed(

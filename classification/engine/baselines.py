@@ -16,6 +16,7 @@ import numpy as np
 from .artifacts import atomic_save
 from .base import BaseClassifier
 from .embedding_cache import EmbeddingCache, encoder_key
+from .feature_memo import FeatureMemo
 from .sklearn_files import parts_load, parts_save
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
 
@@ -104,14 +105,39 @@ class SklearnClassifier(BaseClassifier):
         super().__init__(model_type, device_plan)
         self.vectorizer: Any = None
         self.head: Any = None
+        # Set by a search to the memo its trials share (feature_memo.py says why); the key the
+        # vectorizer was memoised under, while this model's vectorizer is the memo's.
+        self.feature_memo: FeatureMemo | None = None
+        self._memo_key: tuple[Any, ...] | None = None
 
     def _features(self, texts: list[str]) -> Any:
-        return self.vectorizer.transform(texts)
+        return self._tfidf(texts)
 
     def _fit_features(self, texts: list[str]) -> Any:
-        self.vectorizer = _vectorizer(ngram_max=self.config.ngram_max if self.config else 2,
-                                      char_ngrams=CHAR_NGRAMS)
-        return self.vectorizer.fit_transform(texts)
+        return self._tfidf_fit(texts, char_ngrams=CHAR_NGRAMS)
+
+    def _tfidf_fit(self, texts: list[str], *, char_ngrams: bool) -> Any:
+        """Fit the TF-IDF vectorizer on `texts` and return their features; from the search's
+        memo when a trial before this one fitted the same settings on the same texts."""
+        ngram_max = self.config.ngram_max if self.config else 2
+
+        def fit() -> tuple[Any, Any]:
+            vectorizer = _vectorizer(ngram_max=ngram_max, char_ngrams=char_ngrams)
+            return vectorizer, vectorizer.fit_transform(texts)
+
+        if self.feature_memo is None:
+            self.vectorizer, x = fit()
+            self._memo_key = None
+            return x
+        self.vectorizer, x, self._memo_key = self.feature_memo.fitted(
+            settings=("tfidf", ngram_max, char_ngrams), texts=texts, fit=fit)
+        return x
+
+    def _tfidf(self, texts: list[str]) -> Any:
+        if self.feature_memo is None or self._memo_key is None:
+            return self.vectorizer.transform(texts)
+        return self.feature_memo.transformed(key=self._memo_key, texts=texts,
+                                             transform=lambda: self.vectorizer.transform(texts))
 
     def fit(
         self,
@@ -349,12 +375,10 @@ class WordsAndVectorsSvmClassifier(EmbeddingLogRegClassifier):
         return sparse.hstack([words, sparse.csr_matrix(super()._features(texts))], format="csr")
 
     def _features(self, texts: list[str]) -> Any:
-        return self._beside(self.vectorizer.transform(texts), texts)
+        return self._beside(self._tfidf(texts), texts)
 
     def _fit_features(self, texts: list[str]) -> Any:
-        self.vectorizer = _vectorizer(ngram_max=self.config.ngram_max if self.config else 2,
-                                      char_ngrams=True)
-        return self._beside(self.vectorizer.fit_transform(texts), texts)
+        return self._beside(self._tfidf_fit(texts, char_ngrams=True), texts)
 
 
 def embedding_disk_cache(*, config: TrainConfig | None, model_type: str

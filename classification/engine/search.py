@@ -38,6 +38,7 @@ import numpy as np
 
 from . import metadata_rows, search_scoring, search_space
 from .base import BaseClassifier
+from .feature_memo import FeatureMemo
 from .registry import ModelSpec, get_spec, model_availability
 from .search_outcome import ENSEMBLE, SearchOutcome
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
@@ -142,6 +143,7 @@ class SearchRun(SearchOutcome):
         self.excluded: dict[str, str] = {}
         self.skipped_for_time: list[dict[str, Any]] = []
         self.shared_cache: dict[Any, Any] = {}  # embeddings computed once for every trial
+        self.feature_memo = FeatureMemo()  # and TF-IDF fitted once per fold and setting
         self.stopped_reason = self.ended = self.verdict = ""
         self.timings: dict[str, float] = {"overhead_seconds": 0.0, "trial_seconds": 0.0}
         self.live: dict[str, Any] | None = None  # the running trial, for the leaderboard
@@ -424,6 +426,8 @@ class SearchRun(SearchOutcome):
         clf = spec.classifier_class()(spec.key, self.search.device_plan)
         if hasattr(clf, "shared_cache"):
             clf.shared_cache = self.shared_cache
+        if hasattr(clf, "feature_memo"):
+            clf.feature_memo = self.feature_memo
         if hasattr(clf, "rules_folds"):
             clf.rules_folds = 0  # the search's own folds give its kept models their rules
         return clf

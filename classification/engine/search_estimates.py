@@ -35,7 +35,8 @@ def trial_seconds(*, spec: ModelSpec, settings: dict[str, Any], trials: list[Any
     measured = [t for t in trials if t.params.get("model_type") == spec.key
                 and t.user_attrs.get("seconds") and t.value is not None]
     if measured:
-        last = measured[-1]
+        # A trial whose TF-IDF came from the memo is no guide to one that must fit its own.
+        last = ([t for t in measured if t.user_attrs.get("features_fitted", 1)] or measured)[-1]
         done = search_space.work_units(spec, search_space.unprefixed(last.params))
         if left is None:
             return float(last.user_attrs["seconds"]) * units / done

@@ -17,6 +17,7 @@ from typing import Any
 
 from . import ensemble_score, metadata_rows, search_estimates, search_scoring, search_space
 from .base import BaseClassifier
+from .feature_memo import FeatureMemo
 from .registry import REGISTRY, ModelSpec
 from .search_basis import LikeWithLike
 
@@ -50,6 +51,8 @@ class SearchOutcome(LikeWithLike):
     finish_cost: dict[str, float]
     shared_cache: dict[Any, Any]
     _embedded_told = 0.0  # the shared cache's embedding seconds when the last trial was told
+    feature_memo: FeatureMemo
+    _memo_told = (0, 0)  # the memo's (misses, hits) when the last trial was told
     embed_texts: list[str] | None = None  # the pool as an embedding kind reads it
     skipped_for_time: list[dict[str, Any]]  # each kind whose first trial did not fit, and when
 
@@ -151,6 +154,11 @@ class SearchOutcome(LikeWithLike):
         embedded = float(self.shared_cache.get("embed_seconds_total", 0.0))
         trial.set_user_attr("embed_seconds", round(embedded - self._embedded_told, 2))
         self._embedded_told = embedded
+        # Likewise its TF-IDF fits: fitted, or reused from an earlier trial's same fold.
+        memo = self.feature_memo
+        trial.set_user_attr("features_fitted", memo.misses - self._memo_told[0])
+        trial.set_user_attr("features_reused", memo.hits - self._memo_told[1])
+        self._memo_told = (memo.misses, memo.hits)
         trial.set_user_attr("note", note)
         if scores:
             trial.set_user_attr("fold_scores", [round(s, 5) for s in scores])
@@ -396,6 +404,8 @@ class SearchOutcome(LikeWithLike):
                                 "cross-validation, its model kept")
             if t.user_attrs.get("default"):
                 notes.insert(0, "usual settings")
+            if t.user_attrs.get("features_reused") and not t.user_attrs.get("features_fitted"):
+                notes.append("TF-IDF features reused from an earlier trial's folds")
             note = "; ".join(n for n in notes if n)
             rows.append({"number": t.number, "model_type": t.params.get("model_type", "?"),
                          "params": search_space.unprefixed(t.params), "value": t.value,
