@@ -57,7 +57,7 @@ def test_a_killed_worker_leaves_no_orphan_and_the_job_resumes_from_its_checkpoin
 
     start_worker(**fast_env())
     call_command("resume_training", str(job.pk), stdout=io.StringIO())
-    job = wait_for_job(job, {"completed", "failed", "stalled", "cancelled"}, 120)
+    job = wait_for_job(job, {"completed", "failed", "stalled", "cancelled"}, 300)
     assert job.status == "completed", (job.reason, job.log_tail)
     assert job.attempt == 2
     assert job.total_epochs == 2

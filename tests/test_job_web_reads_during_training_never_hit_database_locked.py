@@ -60,7 +60,7 @@ def test_reads_and_writes_from_the_web_side_never_see_database_locked(
     for t in threads:
         t.start()
     try:
-        job = wait_for_job(job, DONE, 120)
+        job = wait_for_job(job, DONE, 300)
     finally:
         stop.set()
         for t in threads:
