@@ -36,6 +36,9 @@ class NoMemo:
         self.misses += 1
         return (*fit(), None)  # no key: the model transforms with its own vectorizer
 
+    def clear(self) -> None:
+        pass
+
 
 def search(split: tuple[Any, Any, Any], minutes: float, candidates: list[str], folder: Path,
            *, memo: bool) -> dict[str, Any]:

@@ -33,8 +33,9 @@ def test_a_candidate_gets_a_bounded_number_of_cross_validated_trials(demo_split,
                                                                      tmp_path) -> None:
     train, val, _ = demo_split
     labels = sorted(set(train.label_space()) | set(val.label_space()))
-    metrics = SearchClassifier().fit(train, val, search_config(tmp_path, 30, labels),
-                                     lambda event: None, lambda: False)
+    search_clf = SearchClassifier()
+    metrics = search_clf.fit(train, val, search_config(tmp_path, 30, labels),
+                             lambda event: None, lambda: False)
     search = metrics["search"]
     trials = study_at(tmp_path).trials
     assert len(trials) == 2 * TRIALS_PER_SETTING  # C and the n-grams: two settings tuned
@@ -53,6 +54,10 @@ def test_a_candidate_gets_a_bounded_number_of_cross_validated_trials(demo_split,
     assert fitted + reused >= 5 * len(trials)
     assert reused >= 5 * (len(trials) - 2 * len(settings))
     assert any("TF-IDF features reused" in row["note"] for row in search["trial_rows"])
+    # Once the search is over, its memo lets go of the features.
+    [memo] = {id(m.feature_memo): m.feature_memo for m in search_clf.kept.values()}.values()
+    assert memo.held == 0
+    assert memo.hits >= reused
 
 
 def test_time_spent_before_the_run_counts_and_a_left_running_trial_says_why_it_failed(

@@ -79,4 +79,8 @@ def test_the_memo_keeps_its_newest_entries_and_an_evicted_transform_is_still_rig
                          transform=lambda: counted.append(1) or np.zeros(1))
     assert counted == [1, 1, 1]
     assert memo.held == 1_608
+    memo.clear()  # a search's end lets go of everything
+    assert memo.held == 0
+    memo.fitted(settings=("s",), texts=["ccc"], fit=fit_of("ccc"))
+    assert calls[-1] == "ccc"
     assert texts_fingerprint(["a", "b"]) != texts_fingerprint(["ab"])

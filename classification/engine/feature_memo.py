@@ -106,6 +106,11 @@ class FeatureMemo:
         self._evict()
         return matrix
 
+    def clear(self) -> None:
+        """Forget every entry (the search is over); its counts stay."""
+        self._entries.clear()
+        self.held = 0
+
     def _evict(self) -> None:
         """Least recently used first, until the memo fits; the newest entry always stays."""
         while self.held > self.max_bytes and len(self._entries) > 1:

@@ -234,6 +234,7 @@ class SearchRun(SearchOutcome):
             reasons = "; ".join(f"{k}: {v}" for k, v in self.excluded.items())
             raise ValueError(f"No candidate could be trained. {reasons}".strip())
         winner, described = self._winner()
+        self.feature_memo.clear()  # hundreds of megabytes the trials no longer need
         return winner, self._summary(described)
 
     def _next(self) -> tuple[ModelSpec | None, dict[str, Any] | None]:
@@ -424,10 +425,9 @@ class SearchRun(SearchOutcome):
 
     def _candidate(self, spec: ModelSpec) -> BaseClassifier:
         clf = spec.classifier_class()(spec.key, self.search.device_plan)
-        if hasattr(clf, "shared_cache"):
-            clf.shared_cache = self.shared_cache
-        if hasattr(clf, "feature_memo"):
-            clf.feature_memo = self.feature_memo
+        shared = {"shared_cache": self.shared_cache, "feature_memo": self.feature_memo}
+        for name in [name for name in shared if hasattr(clf, name)]:
+            setattr(clf, name, shared[name])
         if hasattr(clf, "rules_folds"):
             clf.rules_folds = 0  # the search's own folds give its kept models their rules
         return clf
