@@ -84,3 +84,4 @@ def test_the_memo_keeps_its_newest_entries_and_an_evicted_transform_is_still_rig
     memo.fitted(settings=("s",), texts=["ccc"], fit=fit_of("ccc"))
     assert calls[-1] == "ccc"
     assert texts_fingerprint(["a", "b"]) != texts_fingerprint(["ab"])
+    assert texts_fingerprint(["a\x00", "b"]) != texts_fingerprint(["a", "\x00b"])

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Fifteen entries (three n-gram settings, five folds) and the kept models' own fits, on about
-# 2,000 abstracts; a larger corpus keeps fewer, so the memo never grows with the data.
+# 2,000 abstracts; a larger corpus keeps fewer entries, so the memo stays within this bound.
 MAX_BYTES = 768 * 2**20
 VOCABULARY_TERM_BYTES = 120  # a term in a Python dict: the str, its int and the slot
 
@@ -33,8 +33,9 @@ def texts_fingerprint(texts: list[str]) -> str:
     """A digest of the texts in order: equal texts, equal features."""
     digest = hashlib.blake2b(digest_size=16)
     for text in texts:
-        digest.update(text.encode("utf-8", "surrogatepass"))
-        digest.update(b"\x00")
+        data = text.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "little"))  # no separator a text could contain
+        digest.update(data)
     return f"{len(texts)}:{digest.hexdigest()}"
 
 
