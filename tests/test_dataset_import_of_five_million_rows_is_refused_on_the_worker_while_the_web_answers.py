@@ -1,7 +1,7 @@
 """A 5,000,000-row CSV (66 MB) sent to the real web server is stored and queued at once; the
 worker refuses it at row 2,000,001 (DATASET_MAX_ROWS, its default) with the message every door
-gives, keeps nothing, and stays within its memory bound, while the web answers every request in
-under a second from the upload to the end."""
+gives, keeps nothing, and stays within its memory bound, while the web keeps answering from the
+upload to the end: 19 requests in 20 within a quarter of a second, every one within two."""
 
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ pytestmark = pytest.mark.worker
 ROWS = 5_000_000
 OVER_CAP = ("This file has more than 2,000,000 rows (DATASET_MAX_ROWS); split it or raise the "
             "cap. Reading stopped at row 2,000,001 (line 2,000,002).")
+# The web is never blocked by the upload or the import (either takes a minute or more): 19 in
+# 20 answers within a quarter of a second, and none past two seconds. A bound of one second on
+# the single slowest of several hundred answers once failed at 1.08 s, on a machine whose other
+# CI lane was running beside it.
+TYPICAL_SECONDS, WORST_SECONDS = 0.25, 2.0
 
 
 def five_million_rows(path: Path) -> Path:
@@ -43,6 +48,7 @@ class Probe(threading.Thread):
         self.base, self.key = base, key
         self.import_id: int | None = None
         self.slowest: dict[str, float] = {"healthz": 0.0, "import": 0.0}
+        self.seconds: list[float] = []
         self.answers = 0
         self.halt = threading.Event()
 
@@ -51,7 +57,9 @@ class Probe(threading.Thread):
         answer = requests.get(self.base + path, timeout=10,
                               headers={"Authorization": f"Token {self.key}"})
         assert answer.status_code == 200, (path, answer.status_code)
-        self.slowest[name] = max(self.slowest[name], time.perf_counter() - started)
+        took = time.perf_counter() - started
+        self.slowest[name] = max(self.slowest[name], took)
+        self.seconds.append(took)
         self.answers += 1
 
     def run(self) -> None:
@@ -67,7 +75,7 @@ def worker_rss(pid: int) -> int:
     return sum(p.memory_info().rss for p in (process, *process.children(recursive=True)))
 
 
-def test_five_million_rows_are_refused_over_the_cap_while_the_web_answers_within_a_second(
+def test_five_million_rows_are_refused_over_the_cap_while_the_web_keeps_answering(
     start_app_server, start_worker, user, tmp_path: Path
 ) -> None:
     csv_path = five_million_rows(tmp_path / "five_million.csv")
@@ -106,7 +114,9 @@ def test_five_million_rows_are_refused_over_the_cap_while_the_web_answers_within
     left = {p for p in media_files() - before if not p.startswith("staging/")}
     assert not left, left
     assert probe.answers > 50
-    assert max(probe.slowest.values()) < 1.0, probe.slowest
+    typical = sorted(probe.seconds)[int(0.95 * len(probe.seconds)) - 1]
+    assert typical < TYPICAL_SECONDS, (typical, probe.slowest)
+    assert max(probe.slowest.values()) < WORST_SECONDS, probe.slowest
     # Measured: 390 MB (an idle threaded worker is ~280 MB); 705 MB while the duplicate search
     # kept a dict entry per row, which this bound now refuses.
     assert peak < 600 * 2**20, f"worker peak {peak / 2**20:.0f} MB"
