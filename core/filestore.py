@@ -213,7 +213,8 @@ def file_delete(*, name: str) -> None:
 
 def _tree_manifest(folder: Path, only: list[str] | None) -> bytes:
     tops = [folder / name for name in only] if only is not None else [folder]
-    files = sorted(p for top in tops for p in top.rglob("*") if p.is_file())
+    files = sorted(p for top in tops for p in ([top] if top.is_file() else top.rglob("*"))
+                   if p.is_file())
     entries = [[p.relative_to(folder).as_posix(), _sha256(p), p.stat().st_size] for p in files]
     return json.dumps({"format": 1, "files": entries}, separators=(",", ":")).encode()
 
@@ -223,10 +224,10 @@ def _tree_key(digest: str, rel: str = "") -> str:
 
 
 def tree_publish(*, folder: Path, only: list[str] | None = None) -> str:
-    """Publish a finished folder, or only the named entries of it; returns its digest ("" on
-    one machine, where the folder itself is the truth). Files go first and the manifest last;
-    a tree already there is not sent again. This node's cache gets the folder at once, so it
-    never downloads its own work."""
+    """Publish a finished folder, or only the named entries of it (folders or files); returns
+    its digest ("" on one machine, where the folder itself is the truth). Files go first and the
+    manifest last; a tree already there is not sent again. This node's cache gets the folder at
+    once, so it never downloads its own work."""
     if not shared_enabled():
         return ""
     manifest = _tree_manifest(folder, only)
@@ -254,7 +255,11 @@ def _tree_cache_from(folder: Path, digest: str, only: list[str] | None) -> None:
         if only is None:
             shutil.copytree(folder, part, copy_function=_link_or_copy)
         for name in only or []:
-            shutil.copytree(folder / name, part / name, copy_function=_link_or_copy)
+            if (folder / name).is_file():
+                part.mkdir(parents=True, exist_ok=True)
+                _link_or_copy(str(folder / name), str(part / name))
+            else:
+                shutil.copytree(folder / name, part / name, copy_function=_link_or_copy)
         part.mkdir(parents=True, exist_ok=True)
         _settle(part, final)
     finally:

@@ -13,13 +13,14 @@ CPU); without it, its line says so.
 
     .venv/bin/python scripts/benchmark_search_trust.py [--minutes 5 15] [--burners 2]
         [--candidates tfidf_logreg,tfidf_svm,minilm_embed_logreg,tfidf_minilm_svm,minilm]
-        [--embedding-cache DIR] [--no-defaults] [--csv PATH --heldout-rows N]
+        [--embedding-cache DIR] [--no-defaults | --defaults tfidf_svm]
+        [--csv PATH --heldout-rows N] [--seed 42]
 
 With --csv (title;abstract;group, like the demo file) and --heldout-rows N, N rows drawn at
-random (seed 42) are kept out of everything the search and the defaults see, which split the
-rest 80/10/10 as the app does; the test figures are then on those N rows, as `manage.py
-evaluate` would score a file of them. A corpus with exactly one label per row is trained
-single-label, as the app trains it, and its rows report accuracy too.
+random (--seed, 42 by default) are kept out of everything the search and the defaults see,
+which split the rest 80/10/10 as the app does (the same seed); the test figures are then on
+those N rows, as `manage.py evaluate` would score a file of them. A corpus with exactly one
+label per row is trained single-label, as the app trains it, and its rows report accuracy too.
 
 Last line: one JSON object with the figures. Process start-up (imports, Django, the child
 spawn), which a job's budget also counts, is not in these figures.
@@ -150,12 +151,16 @@ def main() -> None:
                         help="the embedding cache folder every search uses (default: none)")
     parser.add_argument("--no-defaults", action="store_true",
                         help="skip the defaults' fits (a second run of the same split)")
+    parser.add_argument("--defaults", default=None,
+                        help="the kinds fitted at their defaults (default: the candidates)")
+    parser.add_argument("--seed", type=int, default=42,
+                        help="the held-out draw's and the split's seed")
     parser.add_argument("--csv", default=None, help="the corpus (default: the demo data)")
     parser.add_argument("--heldout-rows", type=int, default=None,
                         help="rows kept out of the search and scored as the test")
     args = parser.parse_args()
     candidates = args.candidates.split(",")
-    split = split_with_heldout(args.csv, args.heldout_rows)
+    split = split_with_heldout(args.csv, args.heldout_rows, seed=args.seed)
     print(f"rows: train {len(split[0])}, validation {len(split[1])}, test {len(split[2])}; "
           f"{'multi' if is_multi_label(*split) else 'single'}-label", flush=True)
     from classification.ml_models import get_spec
@@ -165,7 +170,8 @@ def main() -> None:
                                "searches": [], "defaults": []}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for kind in [] if args.no_defaults else candidates:
+            defaults = args.defaults.split(",") if args.defaults else candidates
+            for kind in [] if args.no_defaults else defaults:
                 if get_spec(kind).kind == "transformer" and not args.transformer_defaults:
                     print(f"default {kind}: not fitted (a transformer; --transformer-defaults)")
                     continue

@@ -84,6 +84,9 @@ def test_a_search_publishes_its_kept_trials_and_never_a_half_written_one(
     for name in ("3", ".4.tmp-x", "5-work"):  # kept, being saved, being trained
         (trials / name).mkdir(parents=True)
         (trials / name / "manifest.json").write_text(name)
+    # The kept trial's out-of-fold probabilities go with it; one being written does not.
+    (trials / "3.oof.npy").write_bytes(b"3's rows")
+    (trials / ".4.oof.npy.partial").write_bytes(b"half")
     sync = checkpoint_sync.CheckpointSync(job_id=job.pk, output_dir=trials.parent, search=True)
     assert sync.sync_once()
     assert not sync.sync_once()  # nothing new kept
@@ -93,5 +96,7 @@ def test_a_search_publishes_its_kept_trials_and_never_a_half_written_one(
     _elsewhere(settings, tmp_path)
     there = paths.job_output_dir(job.pk)
     assert checkpoint_sync.checkpoint_restore(job=job, output_dir=there) == "1 kept trial(s)"
-    assert sorted(p.name for p in (there / checkpoint_sync.TRIALS).iterdir()) == ["3"]
+    assert sorted(p.name for p in (there / checkpoint_sync.TRIALS).iterdir()) == [
+        "3", "3.oof.npy"]
     assert (there / checkpoint_sync.TRIALS / "3" / "manifest.json").read_text() == "3"
+    assert (there / checkpoint_sync.TRIALS / "3.oof.npy").read_bytes() == b"3's rows"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from classification.engine.search import SearchRun
-from classification.engine.search_outcome import ENSEMBLE_MAX_SECONDS, ENSEMBLE_SHARE
+from classification.engine.search_ensemble import ENSEMBLE_MAX_SECONDS, ENSEMBLE_SHARE
 
 
 def _run(*, kinds: int, ensemble: bool = True, budget: float = 480.0) -> SearchRun:

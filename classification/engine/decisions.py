@@ -43,6 +43,30 @@ def _macro_f1(y_true: np.ndarray, y_pred: np.ndarray, n_classes: int) -> float:
     return macro_f1(eye[y_true], eye[y_pred])
 
 
+def _grid_scores(y_true: np.ndarray, log_prob: np.ndarray, offsets: np.ndarray,
+                 j: int) -> np.ndarray:
+    """Macro-F1 with class j's offset set to each OFFSET_GRID value in turn and the others as
+    `offsets` has them: the whole grid at once, as `(log_prob + trial).argmax(axis=1)` would
+    choose (a tie goes to the lower class index). An ensemble's weights are tuned by this on
+    every weighting, on up to 2,000 rows: one class's grid in a few array operations, where one
+    argmax per grid value took ten times as long."""
+    rows, n_classes = log_prob.shape
+    others = log_prob + offsets
+    others[:, j] = -np.inf
+    other_arg = others.argmax(axis=1)
+    other_max = others[np.arange(rows), other_arg]
+    mine = log_prob[:, j][None, :] + OFFSET_GRID[:, None]  # grid values x rows
+    chosen = np.where((mine > other_max) | ((mine == other_max) & (j < other_arg)), j,
+                      other_arg)
+    cells = np.arange(len(OFFSET_GRID))[:, None] * n_classes + chosen
+    size = len(OFFSET_GRID) * n_classes
+    predicted = np.bincount(cells.ravel(), minlength=size).reshape(-1, n_classes)
+    hit = chosen == y_true[None, :]
+    tp = np.bincount(cells[hit], minlength=size).reshape(-1, n_classes)
+    denom = predicted + np.bincount(y_true, minlength=n_classes)[None, :]
+    return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0).mean(axis=1)
+
+
 def _ascend(y_true: np.ndarray, log_prob: np.ndarray) -> tuple[np.ndarray, float, float]:
     """Coordinate ascent on the offsets: (offsets, macro-F1 before, macro-F1 after)."""
     n_classes = log_prob.shape[1]
@@ -50,15 +74,16 @@ def _ascend(y_true: np.ndarray, log_prob: np.ndarray) -> tuple[np.ndarray, float
     base = best = _macro_f1(y_true, log_prob.argmax(axis=1), n_classes)
     for _ in range(ROUNDS):
         for j in range(n_classes):
-            for value in OFFSET_GRID:
-                trial = offsets.copy()
-                trial[j] = value
-                score = _macro_f1(y_true, (log_prob + trial).argmax(axis=1), n_classes)
+            # Only class j's offset moves along its grid, so every score is known up front.
+            for value, score in zip(OFFSET_GRID, _grid_scores(y_true, log_prob, offsets, j),
+                                    strict=True):
                 # Ties go to the smaller offset: the closer to plain argmax, the less overfit.
                 if score > best + 1e-9 or (
                     abs(score - best) <= 1e-9 and abs(value) < abs(offsets[j])
                 ):
-                    best, offsets = score, trial
+                    best = float(score)
+                    offsets = offsets.copy()
+                    offsets[j] = value
     return offsets, base, best
 
 

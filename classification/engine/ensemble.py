@@ -2,8 +2,10 @@
 
 Weights are chosen on the validation split to maximise macro-F1 (after each candidate's own
 thresholds or offsets are tuned, as the finished model will use them), then the ensemble's
-thresholds are tuned like any model's (a search judges whether that beats its winner out of
-fold, ensemble_score.py: scored on the rows it was tuned on, it would win by noise). The
+thresholds are tuned like any model's. A search tunes both on its members' out-of-fold
+probabilities over every row of its folds instead, where it has them, and judges whether that
+beats its winner out of fold (ensemble_score.py: scored on the rows it was tuned on, an
+ensemble would win by noise). The
 members are embedded in the artifact, each saved by its own class under members/<i>/, so
 deleting or retraining a member model never changes an ensemble, and the manifest is written
 last: a reader never sees half an ensemble.
@@ -41,13 +43,18 @@ EXHAUSTIVE_MAX_MEMBERS = 4
 
 @dataclasses.dataclass(frozen=True)
 class TunedOn:
-    """The validation rows an ensemble was tuned on, as its members scored them: kept in
-    memory (never saved) so a search can judge it out of fold without scoring them again
-    (ensemble_score)."""
+    """The rows an ensemble was tuned on (validation's, or a search's folds'), as its members
+    scored them: kept in memory (never saved) so a search can judge it out of fold without
+    scoring them again (ensemble_score)."""
 
     texts: list[str]
     truth: np.ndarray
     probs: list[np.ndarray]
+
+    def rows(self, label_names: list[str]) -> TextData:
+        """The rows with their labels, as a model's rules are tuned on them."""
+        return TextData(list(self.texts), [[label_names[j] for j in np.flatnonzero(row)]
+                                           for row in self.truth])
 
 
 def _decide(prob: np.ndarray, truth: np.ndarray, multi_label: bool) -> np.ndarray:
@@ -124,8 +131,12 @@ class EnsembleClassifier(EvaluatesWithMetadata, BaseClassifier):
     def from_members(
         cls, members: list[BaseClassifier], *, val: TextData, config: TrainConfig,
         progress_cb: ProgressCallback | None = None, should_stop: ShouldStop | None = None,
+        out_of_fold: TunedOn | None = None,
     ) -> EnsembleClassifier:
-        """An ensemble of fitted members sharing one label space, tuned on `val`."""
+        """An ensemble of fitted members sharing one label space, tuned on `val`, or on
+        `out_of_fold` where a search has it: each member's out-of-fold probabilities on the
+        rows of its cross-validation folds, ten times validation's rows (ensemble_score).
+        Either way its metrics are on `val`."""
         progress = progress_cb or (lambda event: None)
         _members_check(members)
         first = members[0]
@@ -153,16 +164,20 @@ class EnsembleClassifier(EvaluatesWithMetadata, BaseClassifier):
             probs.append(prob)
             member_scores.append(float(member._metrics_from_prob(val, prob)["macro_f1"]))
         truth = encode_labels(val.labels, clf.label_names)
+        tuning = out_of_fold or TunedOn(texts=list(val.texts), truth=truth, probs=probs)
         progress({"phase": "training", "step": 0, "total_steps": 1, "epoch": 0.0,
                   "total_epochs": 1, "message": "Tuning the members' weights"})
         weighing = time.perf_counter()
-        clf.weights = [float(w) for w in tune_weights(probs, truth, clf.multi_label)]
+        clf.weights = [float(w) for w in tune_weights(tuning.probs, tuning.truth,
+                                                      clf.multi_label)]
         clf.timings["weights_seconds"] = time.perf_counter() - weighing
-        clf.tuned_on = TunedOn(texts=list(val.texts), truth=truth, probs=probs)
+        clf.tuned_on = tuning
         # The members' calibrated probabilities, averaged, are calibrated once more as a whole.
+        clf._tune(tuning.rows(clf.label_names), clf._combine(tuning.probs))
         raw = clf._combine(probs)
-        prob = clf._tune(val, raw)
-        clf.metrics = clf._metrics_from_prob(val, prob, raw=raw)
+        clf.metrics = clf._metrics_from_prob(val, clf.calibration.apply(raw), raw=raw)
+        if out_of_fold is not None:
+            clf.metrics["decision_rules_rows"] = len(out_of_fold.truth)
         clf.metrics["members"] = [
             {"model_type": m.model_type, "weight": w, "validation_macro_f1": s}
             for m, w, s in zip(members, clf.weights, member_scores, strict=True)

@@ -15,9 +15,9 @@ search_space.max_trials. A transformer whose open space may not fit the time lef
 epochs and length fixed to the costliest that does. TF-IDF and embedding trials are scored by
 cross-validation on train and validation (search_scoring.py); transformer trials on validation,
 after each epoch, and Optuna's median pruner stops those trailing the earlier trials. The
-outcome (winner, the ensemble, the verdict against the defaults) is in search_outcome.py; which
-rows each score is on, so that only like is compared with like, and what a trial costs, in
-search_basis.py.
+winner and its verdict against the defaults are in search_outcome.py, the ensemble in
+search_ensemble.py; which rows each score is on (only like is compared with like) and what a
+trial costs, in search_basis.py.
 
 A stop request (Cancel) ends the running trial and keeps the best model found so far
 (`stopped_reason` says so); the time budget ends a trial only once some trial has finished, so
@@ -40,7 +40,8 @@ from . import metadata_rows, search_scoring, search_space
 from .base import BaseClassifier
 from .feature_memo import FeatureMemo
 from .registry import ModelSpec, get_spec, model_availability
-from .search_outcome import ENSEMBLE, SearchOutcome
+from .search_ensemble import ENSEMBLE
+from .search_outcome import SearchOutcome
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
 
 logger = logging.getLogger(__name__)
@@ -192,7 +193,7 @@ class SearchRun(SearchOutcome):
 
     def reserve(self) -> float:
         """Seconds kept to score the test split with the winner, save it and load it back, and,
-        once two kinds have finished, to try their ensemble (search_outcome.ensemble_reserve)."""
+        once two kinds have finished, to try their ensemble (search_ensemble.ensemble_reserve)."""
         finish = FINISH_SECONDS + max((self.finish_cost.get(k, 0.0) for k in self.best),
                                       default=0.0)
         return finish + self.ensemble_reserve()
@@ -264,13 +265,11 @@ class SearchRun(SearchOutcome):
         if self.available() <= 0:
             self.ended = "The time budget was spent."
             return None, None
-        affordable = {s.key: fix for s in open_
-                      if (fix := self._affordable(s)) is not None}
+        affordable = {s.key: fix for s in open_ if (fix := self._affordable(s)) is not None}
         if not affordable:
             self.ended = (f"No candidate's next trial fits the {max(0.0, self.available()):.0f} s "
                           "left before the final evaluation.")
             return None, None
-
         key = search_scoring.most_promising(
             bests={k: self._scored(number) for k, (_, number, _) in self.best.items()},
             keys=[s.key for s in open_ if s.key in affordable],
@@ -323,9 +322,10 @@ class SearchRun(SearchOutcome):
         pruned = {"flag": False}
         fit_start = time.perf_counter()
         self.timings["overhead_seconds"] += fit_start - tick
-        state, value, note, clf, scores = optuna.trial.TrialState.COMPLETE, None, "", None, []
+        state, value, note, clf, scores, oof = (optuna.trial.TrialState.COMPLETE, None, "",
+                                                None, [], None)
         try:
-            value, clf, scores = self._score(spec, chosen, trial, pruned, is_default)
+            value, clf, scores, oof = self._score(spec, chosen, trial, pruned, is_default)
             if scores:
                 note = (f"{len(scores)}-fold cross-validation, fold spread "
                         f"{statistics.pstdev(scores):.3f}")
@@ -343,19 +343,19 @@ class SearchRun(SearchOutcome):
         tock = time.perf_counter()
         self._tell(trial, state, value, note, seconds, scores, clf)
         if value is not None and clf is not None:
-            self._keep(spec, value, trial.number, clf, is_default)
+            self._keep(spec, value, trial.number, clf, is_default, oof)
         self.live, self.rescoring = None, None
         self.timings["overhead_seconds"] += time.perf_counter() - tock
-        self._report(f"Trial {trial.number}: {spec.key} "
-                     + (f"macro-F1 {value:.3f} in {seconds:.1f} s" if value is not None
-                        else note))
+        self._report(f"Trial {trial.number}: {spec.key} " + (
+            f"macro-F1 {value:.3f} in {seconds:.1f} s" if value is not None else note))
 
     def _score(self, spec: ModelSpec, chosen: dict[str, Any], trial: Any,
                pruned: dict[str, bool], is_default: bool,
-               ) -> tuple[float, BaseClassifier | None, list[float]]:
-        """(score, the fitted model if one is kept, fold scores): cross-validated for a
-        TF-IDF or embedding candidate, on validation for a transformer. A cross-validated
-        trial fits its kept model on train (tuned on validation) only when it is kept."""
+               ) -> tuple[float, BaseClassifier | None, list[float], np.ndarray | None]:
+        """(score, the fitted model if one is kept, fold scores, its out-of-fold probabilities
+        through the kept model's calibration): cross-validated for a TF-IDF or embedding
+        candidate, on validation for a transformer. A cross-validated trial fits its kept model
+        on train (tuned on validation) only when it is kept."""
         config = self._config(spec, chosen, trial.number)
 
         def stop() -> bool:
@@ -374,7 +374,7 @@ class SearchRun(SearchOutcome):
             clf = self._candidate(spec)
             value = float(clf.fit(*read(self.train, self.val), config, forward, stop)
                           .get("macro_f1", 0.0))
-            return value, clf, []
+            return value, clf, [], None
         scores, raws = [], []
         for fit_rows, scored_rows in self.folds:
             if stop():
@@ -384,22 +384,22 @@ class SearchRun(SearchOutcome):
             scores.append(float(fold.fit(fit_part, scored_part, config, forward, stop)
                                 .get("macro_f1", 0.0)))
             raws.append(fold.predict_proba_raw(scored_part.texts))
-        value = statistics.fmean(scores)
+        value, raw = statistics.fmean(scores), np.concatenate(raws)
         if self.rescoring is not None:  # the re-scored trial's model: same settings, same fit
-            return value, self._kept_model(self.rescoring), scores
+            kept = self._kept_model(self.rescoring)
+            return value, kept, scores, None if kept is None else kept.calibration.apply(raw)
         best = self.best.get(spec.key)
         if (not is_default and best is not None and self._scored(best[1]).fold_scores
                 and best[0] >= value):  # fold scores against fold scores only
-            return value, None, scores
+            return value, None, scores, None
         clf = self._candidate(spec)
         # The kept model's own fit stops only on a cancel: its score is already known.
         train, val = read(self.train, self.val)
         clf.fit(train, val, config, forward, self.should_stop)
         # Its calibration and thresholds from every fold's held-out rows, not validation alone.
         scored = [i for _, rows in self.folds for i in rows]
-        clf.rules_out_of_fold(data=read(self.pool.subset(scored))[0], raw=np.concatenate(raws),
-                              val=val)
-        return value, clf, scores
+        clf.rules_out_of_fold(data=read(self.pool.subset(scored))[0], raw=raw, val=val)
+        return value, clf, scores, clf.calibration.apply(raw)
 
     def _forward(self, event: dict[str, Any], trial: Any, spec: ModelSpec,
                  pruned: dict[str, bool]) -> None:

@@ -12,41 +12,25 @@ from __future__ import annotations
 import logging
 import shutil
 import statistics
-import time
 from typing import Any
 
-from . import ensemble_score, metadata_rows, search_estimates, search_scoring, search_space
+import numpy as np
+
+from . import metadata_rows, search_estimates, search_scoring, search_space
 from .base import BaseClassifier
 from .feature_memo import FeatureMemo
 from .registry import REGISTRY, ModelSpec
 from .search_basis import LikeWithLike
+from .search_ensemble import ENSEMBLE, SearchEnsemble
 
-ENSEMBLE = "ensemble"
-ENSEMBLE_SECONDS = 5.0  # the least time left for an ensemble to be tried
-# Kept aside, once two kinds have finished, so that trials stop in time for their ensemble: a
-# budget spent to the last second on one more trial left no ensemble ever tried (issue 39).
-ENSEMBLE_SHARE, ENSEMBLE_MAX_SECONDS = 0.08, 60.0
-# Judging it out of fold tunes its weights five times on four fifths of the rows: measured at
-# 3 to 7 times their tuning on all of validation (300-1,000 rows, 2-4 members, single- and
-# multi-label, on a loaded 2-core machine). Judged only when that fits what is left.
-CROSS_FIT_FACTOR = 6.0
 LEADERBOARD_ROWS = 50
 RECOVERED_NOTE = ("failed: the attempt running it ended before it finished (cancelled, "
                   "stalled or crashed); Resume went on without it")
 logger = logging.getLogger(__name__)
 
 
-class SearchOutcome(LikeWithLike):
+class SearchOutcome(LikeWithLike, SearchEnsemble):
     """The keeping and concluding half of SearchRun (attributes are SearchRun's)."""
-
-    ensembling = False  # set once the search concludes: the ensemble's reserve is spent then
-
-    def ensemble_reserve(self) -> float:
-        """Seconds trials leave for the ensemble: none without two finished kinds to ensemble,
-        when the search makes none, or once it is being tried."""
-        if self.ensembling or not self.config.search_ensemble or len(self.best) < 2:
-            return 0.0
-        return min(ENSEMBLE_MAX_SECONDS, ENSEMBLE_SHARE * self.budget)
 
     finish_cost: dict[str, float]
     shared_cache: dict[Any, Any]
@@ -95,15 +79,18 @@ class SearchOutcome(LikeWithLike):
     # ---- keeping -----------------------------------------------------------------------------
 
     def _keep(self, spec: Any, value: float, number: int, clf: BaseClassifier,
-              is_default: bool) -> None:
-        """Only the best and the default trial of each kind keep their artifacts: the winner,
-        the ensemble and the verdict come from those, and a resumed search reloads them."""
+              is_default: bool, oof: np.ndarray | None = None) -> None:
+        """Only the best and the default trial of each kind keep their artifacts (and `oof`,
+        their out-of-fold probabilities, search_ensemble): the winner, the ensemble and the
+        verdict come from those, and a resumed search reloads them."""
         self.finish_cost[spec.key] = max(self.finish_cost.get(spec.key, 0.0),
                                          self._finish_estimate(spec, clf))
         old = self.best.get(spec.key)
         # Compared on the rows both were scored on (search_basis.LikeWithLike._beats).
         if old is not None and not is_default and not self._beats(number, old[1]):
             return
+        if oof is not None:  # first: a kept trial's folder is never seen without it
+            self._oof_save(number, oof)
         clf.save(str(self.folder / str(number)))
         if is_default:
             self.defaults[spec.key] = (value, number, clf)
@@ -112,6 +99,7 @@ class SearchOutcome(LikeWithLike):
             kept = {n for _, n, _ in self.defaults.values()}
             if old is not None and old[1] not in kept:
                 shutil.rmtree(self.folder / str(old[1]), ignore_errors=True)
+                self._oof_path(old[1]).unlink(missing_ok=True)
 
     def _finish_estimate(self, spec: Any, clf: BaseClassifier) -> float:
         """Seconds the job needs after the search if this kind wins: scoring about as many
@@ -222,7 +210,7 @@ class SearchOutcome(LikeWithLike):
         """The best kept trial, if it beats the best untuned default by more than the noise
         (else that default), every score on one basis (search_scoring.choose); then an ensemble
         of the best of each kind, if it beats that too, both judged out of fold on the same
-        folds of the validation rows (ensemble_score)."""
+        rows (search_ensemble)."""
         choice = search_scoring.choose(
             [self._scored(n) for _, n, _ in self.best.values()],
             [self._scored(n) for _, n, _ in self.defaults.values()], val_rows=len(self.val),
@@ -235,125 +223,7 @@ class SearchOutcome(LikeWithLike):
                      "validation_macro_f1": chosen.value, "basis": choice.basis,
                      "validation_split_macro_f1": alone,
                      "params": search_space.unprefixed(self._trials()[chosen.number].params)}
-        self.ensembling = True  # the time kept for it is its own now
-        ensemble_wanted = self.config.search_ensemble and len(self.best) >= 2
-        if ensemble_wanted and not self.stopped_reason and (
-                self.remaining() - self.reserve() <= ENSEMBLE_SECONDS):
-            self.verdict += (f" No ensemble was tried: {max(0.0, self.remaining()):.0f} s were "
-                             "left, too few to judge one.")
-        elif ensemble_wanted and not self.stopped_reason:
-            ranked = sorted(self.best.values(), key=lambda e: -self._scored(e[1]).on(choice.basis))
-            labelled = sum(1 for row in self.val.labels if row)
-            if labelled < ensemble_score.MIN_ROWS:
-                self.verdict += (f" No ensemble was tried: {labelled} labelled validation rows "
-                                 f"are too few to judge one out of fold (it needs "
-                                 f"{ensemble_score.MIN_ROWS}).")
-                return clf, described
-            tried = self._ensemble([m for _, _, m in ranked[:4]], clf, chosen.model_type)
-            if tried is None:
-                return clf, described
-            judged, ensemble, about = tried
-            # Both out of fold on the same validation folds (ensemble_score): the winner's own
-            # validation score has its thresholds tuned on the rows that score it.
-            if judged.wins:
-                clf, described = ensemble, about
-                self.verdict += (
-                    f" An ensemble of the best of each kind (macro-F1 {judged.ensemble:.3f} "
-                    f"{judged.basis}) beat {chosen.model_type} scored the same way "
-                    f"({judged.alone:.3f}) by more than {judged.margin:.3f}, and is the model.")
-            else:
-                self.verdict += (
-                    f" An ensemble of the best of each kind was tried and not kept: macro-F1 "
-                    f"{judged.ensemble:.3f} {judged.basis}, against {judged.alone:.3f} for "
-                    f"{chosen.model_type} scored the same way; it needed more than "
-                    f"{judged.margin:.3f} over it.")
-        return clf, described
-
-    def _ensemble(self, members: list[BaseClassifier], alone: BaseClassifier,
-                  alone_type: str) -> tuple[Any, Any, dict] | None:
-        """An ensemble of `members` tuned on validation, and its judgement against `alone` (the
-        winner), both out of fold on the same validation rows (ensemble_score); None when it
-        was stopped, out of time, or there are too few validation rows to judge it."""
-
-        from .ensemble import EnsembleClassifier
-        from .types import TrainingStopped
-
-        self._report(f"Trying an ensemble of {', '.join(m.model_type for m in members)}")
-        start = time.perf_counter()
-
-        def fits(seconds: float) -> bool:  # another fold as long as the last one
-            return not self.should_stop() and self.remaining() - self.reserve() > seconds
-
-        try:
-            clf = EnsembleClassifier.from_members(members, val=self.val, config=self.config,
-                                                  should_stop=self.should_stop)
-            tuned = clf.tuned_on
-            assert tuned is not None  # from_members keeps the rows it was tuned on
-            # The cross-fit tunes the weights once per fold, on four fifths of the rows.
-            needed = CROSS_FIT_FACTOR * float(clf.timings.get("weights_seconds", 0.0))
-            if needed > self.remaining() - self.reserve():
-                self._report(f"Ensemble not judged: judging it out of fold needs about "
-                             f"{needed:.0f} s, more than is left")
-                return None
-            judged = ensemble_score.ensemble_judge(
-                probs=tuned.probs, alone=self._alone_probs(alone, members, tuned),
-                truth=tuned.truth, multi_label=clf.multi_label, fits=fits)
-        except TrainingStopped:
-            self._report("Ensemble not judged: stopped, or out of time")
-            return None
-        if judged is None:  # the labelled rows were counted before: not reached
-            return None
-        in_sample = float(clf.metrics.get("macro_f1", 0.0))
-        members_desc = clf.metrics.get("members") or []
-        number = self._ensemble_trial(judged, in_sample=in_sample, members_desc=members_desc,
-                                      alone_type=alone_type,
-                                      seconds=time.perf_counter() - start)
-        self._report(f"Ensemble: macro-F1 {judged.ensemble:.3f} {judged.basis} "
-                     f"({alone_type} alone: {judged.alone:.3f})")
-        return judged, clf, {"model_type": ENSEMBLE, "trial": number,
-                             "validation_macro_f1": judged.ensemble, "params": {},
-                             "basis": search_scoring.VALIDATION,
-                             "out_of_fold": judged.basis,
-                             "validation_split_macro_f1": in_sample,
-                             "members": members_desc}
-
-    def _ensemble_trial(self, judged: Any, *, in_sample: float, members_desc: list[dict],
-                        alone_type: str, seconds: float) -> int:
-        """The ensemble as a completed trial of the study, valued out of fold; its number."""
-        import optuna
-
-        self.study.enqueue_trial({"model_type": ENSEMBLE})
-        trial = self.study.ask()
-        trial.suggest_categorical("model_type", self.choices)
-        trial.set_user_attr("seconds", round(seconds, 2))
-        trial.set_user_attr("note", (
-            f"{judged.basis}: weights and thresholds tuned on the other folds, against "
-            f"{judged.alone:.3f} for {alone_type} scored the same way; {in_sample:.3f} tuned "
-            "and scored on all of validation; weights " + ", ".join(
-                f"{m['model_type']} {m['weight']:.1f}" for m in members_desc)))
-        # The validation column, like every trial's: the model tuned and scored on validation.
-        trial.set_user_attr("validation_score", round(in_sample, 5))
-        trial.set_user_attr("out_of_fold", {
-            "rows": judged.rows, "folds": judged.folds, "ensemble": round(judged.ensemble, 5),
-            "alone": round(judged.alone, 5), "alone_model_type": alone_type,
-            "margin": round(judged.margin, 5), "seconds": round(judged.seconds, 2)})
-        self.study.tell(trial, judged.ensemble, state=optuna.trial.TrialState.COMPLETE)
-        self._changed()
-        return trial.number
-
-    def _alone_probs(self, alone: BaseClassifier, members: list[BaseClassifier],
-                     tuned: Any) -> Any:
-        """The winner's probabilities on the rows the ensemble was tuned on, as the winner
-        reads them: the ones the ensemble scored when it is a member reading the same texts."""
-        from .metadata_rows import composed, model_reads
-
-        fields, style = model_reads(alone)
-        val = composed(self.val, fields=fields, style=style)
-        val = val.subset([i for i, row in enumerate(val.labels) if row])
-        for member, prob in zip(members, tuned.probs, strict=True):
-            if member is alone and list(val.texts) == tuned.texts:
-                return prob
-        return alone.predict_proba(val.texts)
+        return self._ensemble_verdict(clf, described, chosen, choice.basis)
 
     def _count(self, state: str) -> int:
         return sum(1 for t in self._trials() if t.state.name == state)

@@ -6,8 +6,9 @@ records it on the job row; so when the machine dies, `resume_training` on any ot
 from that checkpoint. The upload runs beside the training: a step never waits for it.
 
 A model search has no checkpoint of its own: what it resumes from is its Optuna study (in the
-database) and the best trial of each kind, kept under `trials/<number>/`. Those are published
-as one tree named TRIALS whenever the set of kept trials changes.
+database) and the best trial of each kind, kept under `trials/<number>/` (with its out-of-fold
+probabilities beside it, `trials/<number>.oof.npy`). Those are published as one tree named
+TRIALS whenever the set of kept trials changes.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ class CheckpointSync(threading.Thread):
             # Kept trials are renamed into place whole; temporary and work folders are not.
             kept = sorted((p.name for p in trials.iterdir() if p.name.isdigit() and p.is_dir()),
                           key=int) if trials.is_dir() else []
+            # Each with its out-of-fold probabilities, which its ensemble is judged on.
+            kept += [name for n in kept if (trials / (name := f"{n}.oof.npy")).is_file()]
             return (trials, kept, TRIALS, ",".join(kept)) if kept else None
         newest = paths.latest_checkpoint(self.output_dir)
         return (Path(newest), None, Path(newest).name, Path(newest).name) if newest else None
@@ -136,19 +139,24 @@ def checkpoint_restore(*, job: TrainingJob, output_dir: Path) -> str | None:
 
 
 def _trials_restore(*, source: Path, trials: Path) -> str | None:
-    """Each kept trial this node lacks, copied in whole."""
+    """Each kept trial this node lacks (and its out-of-fold probabilities), copied in whole."""
     missing = [p for p in source.iterdir() if not (trials / p.name).exists()]
     for kept in missing:
         _copy_in(kept, trials / kept.name)
-    return f"{len(missing)} kept trial(s)" if missing else None
+    folders = sum(1 for p in missing if p.is_dir())
+    return f"{folders} kept trial(s)" if missing else None
 
 
 def _copy_in(source: Path, target: Path) -> None:
-    """Copy a folder under a temporary name, then os.replace it in: a resume never reads half
-    of one. Whatever stood at `target` (a cut-off save of the same step) is replaced."""
+    """Copy a folder (or a file) under a temporary name, then os.replace it in: a resume never
+    reads half of one. Whatever stood at `target` (a cut-off save of the same step) is
+    replaced."""
     part = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.part")
     try:
-        shutil.copytree(source, part)
+        if source.is_file():
+            shutil.copyfile(source, part)
+        else:
+            shutil.copytree(source, part)
         shutil.rmtree(target, ignore_errors=True)
         os.replace(part, target)
     finally:
