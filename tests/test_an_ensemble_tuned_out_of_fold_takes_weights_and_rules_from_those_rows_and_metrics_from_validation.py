@@ -50,6 +50,9 @@ def test_weights_and_rules_come_from_the_out_of_fold_rows_and_metrics_from_valid
     assert ensemble.tuned_on is oof
     assert ensemble.weights == [float(w) for w in tune_weights(oof.probs, truth, True)]
     assert ensemble.metrics["decision_rules_rows"] == len(train) > 2 * len(val)
+    # Its calibration was chosen on those rows, and says so (the model page words it).
+    assert ensemble.calibration.selection["rows"] == len(train)
+    assert ensemble.calibration.selection["cross_fitted"] is True
     # The recall thresholds were set where the out-of-fold rows reach the recall target.
     combined = ensemble.calibration.apply(np.tensordot(ensemble.weights, np.stack(oof.probs), 1))
     for j, rule in enumerate(ensemble.recall_thresholds):

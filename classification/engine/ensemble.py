@@ -178,6 +178,8 @@ class EnsembleClassifier(EvaluatesWithMetadata, BaseClassifier):
         clf.metrics = clf._metrics_from_prob(val, clf.calibration.apply(raw), raw=raw)
         if out_of_fold is not None:
             clf.metrics["decision_rules_rows"] = len(out_of_fold.truth)
+            if clf.calibration.selection:  # the model page words its rows so
+                clf.calibration.selection["cross_fitted"] = True
         clf.metrics["members"] = [
             {"model_type": m.model_type, "weight": w, "validation_macro_f1": s}
             for m, w, s in zip(members, clf.weights, member_scores, strict=True)
