@@ -5,10 +5,9 @@ thresholds or offsets are tuned, as the finished model will use them), then the 
 thresholds are tuned like any model's. A search tunes both on its members' out-of-fold
 probabilities over every row of its folds instead, where it has them, and judges whether that
 beats its winner out of fold (ensemble_score.py: scored on the rows it was tuned on, an
-ensemble would win by noise). The
-members are embedded in the artifact, each saved by its own class under members/<i>/, so
-deleting or retraining a member model never changes an ensemble, and the manifest is written
-last: a reader never sees half an ensemble.
+ensemble would win by noise). The members are embedded in the artifact, each saved by its own
+class under members/<i>/, so deleting or retraining a member model never changes an ensemble,
+and the manifest is written last: a reader never sees half an ensemble.
 
 One text per row reaches every member, so an ensemble reads metadata in one form: its members'
 when they agree (metadata_rows.ensemble_reading). Given validation rows with their metadata

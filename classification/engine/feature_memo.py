@@ -102,8 +102,9 @@ class FeatureMemo:
         if fingerprint in entry.transforms:
             return entry.transforms[fingerprint]
         matrix = entry.transforms[fingerprint] = transform()
-        entry.size += nbytes(matrix)
-        self.held += nbytes(matrix)
+        size = nbytes(matrix)
+        entry.size += size
+        self.held += size
         self._evict()
         return matrix
 
