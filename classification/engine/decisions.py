@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .metrics import macro_f1
+from .metrics import macro_f1, macro_f1_of_counts
 
 OFFSET_GRID = np.round(np.linspace(-1.0, 1.0, 21), 4)
 ROUNDS = 2
@@ -63,8 +63,8 @@ def _grid_scores(y_true: np.ndarray, log_prob: np.ndarray, offsets: np.ndarray,
     predicted = np.bincount(cells.ravel(), minlength=size).reshape(-1, n_classes)
     hit = chosen == y_true[None, :]
     tp = np.bincount(cells[hit], minlength=size).reshape(-1, n_classes)
-    denom = predicted + np.bincount(y_true, minlength=n_classes)[None, :]
-    return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0).mean(axis=1)
+    return macro_f1_of_counts(tp=tp, predicted=predicted,
+                              actual=np.bincount(y_true, minlength=n_classes)[None, :])
 
 
 def _ascend(y_true: np.ndarray, log_prob: np.ndarray) -> tuple[np.ndarray, float, float]:

@@ -35,7 +35,7 @@ from . import search_scoring
 from .calibration import CV_FOLDS
 from .decisions import single_label_choice, tune_class_offsets
 from .ensemble import tune_weights
-from .metrics import apply_thresholds, macro_f1, tune_thresholds
+from .metrics import apply_thresholds, macro_f1, macro_f1_of_counts, tune_thresholds
 from .types import TrainingStopped
 
 # A gain this small is not worth running every member at each prediction.
@@ -129,9 +129,8 @@ def paired_error(truth: np.ndarray, first: np.ndarray, second: np.ndarray, *,
     counts = np.random.default_rng(seed).multinomial(rows, np.full(rows, 1 / rows), size=rounds)
 
     def scores(pred: np.ndarray) -> np.ndarray:  # macro-F1 of every resample at once
-        tp = counts @ (pred * truth)
-        denom = counts @ pred + counts @ truth
-        return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0).mean(axis=1)
+        return macro_f1_of_counts(tp=counts @ (pred * truth), predicted=counts @ pred,
+                                  actual=counts @ truth)
 
     return float(np.std(scores(first) - scores(second), ddof=1))
 

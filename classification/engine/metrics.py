@@ -174,10 +174,17 @@ def singlelabel_metrics(
 def macro_f1(truth: np.ndarray, pred: np.ndarray) -> float:
     """Macro-F1 of two rows x labels indicator matrices, without sklearn: tuning loops call it
     thousands of times. A label neither true nor predicted scores 0, as sklearn's does."""
-    tp = (pred * truth).sum(axis=0)
-    denom = pred.sum(axis=0) + truth.sum(axis=0)
-    f1 = np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
-    return float(f1.mean())
+    return float(macro_f1_of_counts(tp=(pred * truth).sum(axis=0), predicted=pred.sum(axis=0),
+                                    actual=truth.sum(axis=0)))
+
+
+def macro_f1_of_counts(*, tp: np.ndarray, predicted: np.ndarray,
+                       actual: np.ndarray) -> np.ndarray:
+    """Macro-F1 from per-label counts on the last axis, one score per leading index: many
+    scorings at once (a grid of decision offsets, bootstrap resamples). A label neither true nor
+    predicted scores 0, as in macro_f1."""
+    denom = predicted + actual
+    return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0).mean(axis=-1)
 
 
 def tune_thresholds(y_true: np.ndarray, y_prob: np.ndarray, default: float = 0.5) -> list[float]:

@@ -397,8 +397,7 @@ class SearchRun(SearchOutcome):
         train, val = read(self.train, self.val)
         clf.fit(train, val, config, forward, self.should_stop)
         # Its calibration and thresholds from every fold's held-out rows, not validation alone.
-        scored = [i for _, rows in self.folds for i in rows]
-        clf.rules_out_of_fold(data=read(self.pool.subset(scored))[0], raw=raw, val=val)
+        clf.rules_out_of_fold(data=read(self._oof_rows())[0], raw=raw, val=val)
         return value, clf, scores, clf.calibration.apply(raw)
 
     def _forward(self, event: dict[str, Any], trial: Any, spec: ModelSpec,
