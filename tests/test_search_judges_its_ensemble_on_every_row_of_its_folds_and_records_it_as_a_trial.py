@@ -10,32 +10,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import optuna
 import pytest
 
 from classification.engine.data import stratified_split
 from classification.engine.ensemble_score import FOLD_ROWS
-from classification.engine.search import SearchClassifier
 from classification.engine.types import TextData
-from classification.ml_models import TrainConfig
+from tests.search_support import ensemble_search
 
 
 def test_a_search_judges_its_ensemble_on_its_folds_rows_and_records_the_trial(
         demo_textdata: TextData, tmp_path: Path) -> None:
-    # Each candidate reaches its cap of trials in about half a minute here; two minutes leave
-    # the ensemble time on a loaded machine too.
+    # Each candidate reaches its cap of trials in about half a minute here.
     train, val, _ = stratified_split(demo_textdata, fractions=(0.5, 0.4, 0.1), seed=42)
     labels = sorted(set(train.label_space()) | set(val.label_space()))
-    config = TrainConfig.from_dict({"time_budget_minutes": 2, "search_ensemble": True,
-                                    "search_candidates": ["tfidf_logreg", "tfidf_svm"]})
-    config.label_names, config.multi_label = labels, True
-    config.output_dir = str(tmp_path)
 
-    metrics = SearchClassifier().fit(train, val, config, lambda event: None, lambda: False)
+    metrics, ensemble = ensemble_search(train=train, val=val, folder=tmp_path,
+                                        candidates=["tfidf_logreg", "tfidf_svm"])
 
-    trials = optuna.load_study(study_name="search",
-                               storage=f"sqlite:///{tmp_path / 'search.sqlite3'}").trials
-    [ensemble] = [t for t in trials if t.params.get("model_type") == "ensemble"]
     judged = ensemble.user_attrs["out_of_fold"]
     pooled = sum(1 for row in [*train.labels, *val.labels] if row)
     assert pooled > 2 * sum(1 for row in val.labels if row)  # more than validation holds

@@ -7,13 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import optuna
-
 from classification.engine.data import stratified_split
 from classification.engine.ensemble_score import VALIDATION_ROWS
-from classification.engine.search import SearchClassifier
 from classification.engine.types import TextData
-from classification.ml_models import TrainConfig
+from tests.search_support import ensemble_search
 
 
 def test_a_search_without_folds_judges_its_ensemble_on_the_validation_rows(
@@ -23,19 +20,12 @@ def test_a_search_without_folds_judges_its_ensemble_on_the_validation_rows(
     # (and no calibrated SVM, whose own three folds need three rows of each label).
     train = TextData([*train.texts, "A lone case report of a rare condition."],
                      [*train.labels, ["Rare condition"]])
-    labels = sorted(set(train.label_space()) | set(val.label_space()))
-    config = TrainConfig.from_dict({"time_budget_minutes": 2, "search_ensemble": True,
-                                    "search_candidates": ["tfidf_logreg", "minilm_embed_logreg"]})
-    config.label_names, config.multi_label = labels, True
-    config.output_dir = str(tmp_path)
 
-    metrics = SearchClassifier().fit(train, val, config, lambda event: None, lambda: False)
+    metrics, ensemble = ensemble_search(train=train, val=val, folder=tmp_path,
+                                        candidates=["tfidf_logreg", "minilm_embed_logreg"])
 
     search = metrics["search"]
     assert search["scoring"] == "the validation split"
-    trials = optuna.load_study(study_name="search",
-                               storage=f"sqlite:///{tmp_path / 'search.sqlite3'}").trials
-    [ensemble] = [t for t in trials if t.params.get("model_type") == "ensemble"]
     judged = ensemble.user_attrs["out_of_fold"]
     labelled = sum(1 for row in val.labels if row)
     assert (judged["rows"], judged["folds"], judged["over"]) == (labelled, 5, VALIDATION_ROWS)
