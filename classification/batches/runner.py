@@ -351,6 +351,9 @@ def batch_job_run(*, batch_id: uuid.UUID | str) -> str | None:
         )
         return S.COMPLETED if ended else None
     except Exception as exc:
+        if not sharded:
+            # Before the row says how it ended: whoever sees it ended finds nothing left over.
+            _leftovers_discard(batch, folder=folder, parts=parts, source=source)
         return _stopped(batch, exc=exc, progress=progress)
     finally:
         if not sharded:  # a sharded batch's files are its shards' business until it ends

@@ -17,6 +17,7 @@ from .artifacts import atomic_save
 from .base import BaseClassifier
 from .embedding_cache import EmbeddingCache, encoder_key
 from .feature_memo import FeatureMemo
+from .head_fit import head_fit
 from .sklearn_files import parts_load, parts_save
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
 
@@ -158,7 +159,7 @@ class SklearnClassifier(BaseClassifier):
         )
         self.head = _linear_head(self.head_kind, self.multi_label, config.seed,
                                  config.regularization_c)
-        self.head.fit(x, self._targets(train))
+        head_fit(self.head, x, self._targets(train), seed=config.seed)
         self.timings["fit_seconds"] = time.perf_counter() - start
         progress_cb(
             {"phase": "training", "step": 1, "total_steps": 1, "epoch": 1.0, "total_epochs": 1}
@@ -215,7 +216,7 @@ class SklearnClassifier(BaseClassifier):
             progress_cb({"message": f"decision rules: fold {number} of {len(splits)}"})
             head = _linear_head(self.head_kind, self.multi_label, config.seed,
                                 config.regularization_c)
-            head.fit(rows[fit_rows], targets[fit_rows])
+            head_fit(head, rows[fit_rows], targets[fit_rows], seed=config.seed)
             raws.append(self._head_proba(head, rows[scored_rows]))
             scored.extend(scored_rows)
         self.rules_out_of_fold(data=pool.subset(scored), raw=np.concatenate(raws), val=val,
