@@ -13,13 +13,13 @@ from classification.ml_models import TrainConfig
 
 
 def ensemble_search(*, train: TextData, val: TextData, candidates: list[str],
-                    folder: Path) -> tuple[dict[str, Any], Any]:
+                    folder: Path, **settings: Any) -> tuple[dict[str, Any], Any]:
     """(the search's metrics, its ensemble trial) for a multi-label search of `candidates`
-    with an ensemble, its study and trials under `folder`. Two minutes leave the ensemble its
-    time on a loaded machine too."""
+    with an ensemble (and any other `settings` of its config), its study and trials under
+    `folder`. Two minutes leave the ensemble its time on a loaded machine too."""
     labels = sorted(set(train.label_space()) | set(val.label_space()))
     config = TrainConfig.from_dict({"time_budget_minutes": 2, "search_ensemble": True,
-                                    "search_candidates": candidates})
+                                    "search_candidates": candidates, **settings})
     config.label_names, config.multi_label = labels, True
     config.output_dir = str(folder)
     metrics = SearchClassifier().fit(train, val, config, lambda event: None, lambda: False)

@@ -16,8 +16,7 @@ from tests.search_support import ensemble_search
 def test_a_search_without_folds_judges_its_ensemble_on_the_validation_rows(
         demo_textdata: TextData, tmp_path: Path) -> None:
     train, val, _ = stratified_split(demo_textdata, fractions=(0.5, 0.4, 0.1), seed=42)
-    # One training row of its own label: too few rows for two folds, so no trial has folds
-    # (and no calibrated SVM, whose own three folds need three rows of each label).
+    # One training row of its own label: too few rows for two folds, so no trial has folds.
     train = TextData([*train.texts, "A lone case report of a rare condition."],
                      [*train.labels, ["Rare condition"]])
 

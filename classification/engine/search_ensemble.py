@@ -5,7 +5,9 @@ Each cross-validated trial a search keeps (the best and the default of a TF-IDF 
 kind) leaves its out-of-fold probabilities beside its artifact: every pooled row, scored by the
 fold model that never saw it, through the kept model's calibration. When every member and the
 winner have them, the ensemble's weights and rules are tuned on those rows and it is judged on
-them, ten times validation's rows; otherwise, as before, on the validation split. On the
+them, ten times validation's rows; a kind scored on validation only (a fine-tuned
+transformer) is then left out of it rather than sending every kind back to validation. Without
+the winner's own, on the validation split. On the
 5-class corpus a 200-row validation judgement turned down an ensemble of two kinds whose
 defaults were within 0.01 of each other (issue 39, docs/figures/search_out_of_fold.md).
 
@@ -108,7 +110,7 @@ class SearchEnsemble:
                              "left, too few to judge one.")
             return clf, described
         ranked = sorted(self.best.values(), key=lambda e: -self._scored(e[1]).on(basis))
-        tried = self._ensemble(ranked[:MAX_MEMBERS], clf, chosen)
+        tried = self._ensemble(self._members(ranked, chosen), clf, chosen)
         if tried is None:
             return clf, described
         judged, ensemble, about = tried
@@ -126,6 +128,24 @@ class SearchEnsemble:
             f"{chosen.model_type} scored the same way; it needed more than "
             f"{judged.margin:.3f} over it.")
         return clf, described
+
+    def _members(self, ranked: list[tuple[float, int, BaseClassifier]],
+                 chosen: search_scoring.Scored) -> list[tuple[float, int, BaseClassifier]]:
+        """The best of each kind to ensemble, best first. When the winner has out-of-fold
+        probabilities, the best MAX_MEMBERS that have their own too: a kind scored on validation
+        only (a fine-tuned transformer) is left out, so that the rest are judged on the folds'
+        rows rather than all of them on validation's few. Otherwise the best MAX_MEMBERS."""
+        if self._oof_path(chosen.number).is_file():
+            scored = [entry for entry in ranked if self._oof_path(entry[1]).is_file()]
+            if len(scored) >= 2:
+                left_out = [m.model_type for _, n, m in ranked[:MAX_MEMBERS]
+                            if not self._oof_path(n).is_file()]
+                if left_out:
+                    self.verdict += (f" {', '.join(left_out)} (scored on validation only) "
+                                     "was left out of the ensemble, so that the other kinds "
+                                     "were judged on the rows of the folds.")
+                return scored[:MAX_MEMBERS]
+        return ranked[:MAX_MEMBERS]
 
     def _ensemble(self, entries: list[tuple[float, int, BaseClassifier]], alone: BaseClassifier,
                   chosen: search_scoring.Scored) -> tuple[Any, Any, dict] | None:
