@@ -25,5 +25,8 @@ def ensemble_search(*, train: TextData, val: TextData, candidates: list[str],
     metrics = SearchClassifier().fit(train, val, config, lambda event: None, lambda: False)
     trials = optuna.load_study(study_name="search",
                                storage=f"sqlite:///{folder / 'search.sqlite3'}").trials
-    [ensemble] = [t for t in trials if t.params.get("model_type") == "ensemble"]
+    # A second ensemble, with kinds scored on validation only, is tried when the first is not
+    # kept: the first is the one every search tries.
+    ensemble = min((t for t in trials if t.params.get("model_type") == "ensemble"),
+                   key=lambda t: t.number)
     return metrics, ensemble

@@ -6,8 +6,9 @@ kind) leaves its out-of-fold probabilities beside its artifact: every pooled row
 fold model that never saw it, through the kept model's calibration. When every member and the
 winner have them, the ensemble's weights and rules are tuned on those rows and it is judged on
 them, ten times validation's rows; a kind scored on validation only (a fine-tuned
-transformer) is then left out of it rather than sending every kind back to validation. Without
-the winner's own, on the validation split. On the
+transformer) is then left out of it rather than sending every kind back to validation, and
+tried with the others on validation only when that ensemble is not kept. Without the winner's
+own, on the validation split. On the
 5-class corpus a 200-row validation judgement turned down an ensemble of two kinds whose
 defaults were within 0.01 of each other (issue 39, docs/figures/search_out_of_fold.md).
 
@@ -110,23 +111,30 @@ class SearchEnsemble:
                              "left, too few to judge one.")
             return clf, described
         ranked = sorted(self.best.values(), key=lambda e: -self._scored(e[1]).on(basis))
-        tried = self._ensemble(self._members(ranked, chosen), clf, chosen)
-        if tried is None:
-            return clf, described
-        judged, ensemble, about = tried
-        # Both out of fold on the same rows (ensemble_score): the winner's own validation score
-        # has its thresholds tuned on the rows that score it.
-        if judged.wins:
+        top = ranked[:MAX_MEMBERS]
+        on_folds = self._members(ranked, chosen)
+        # The kinds scored on validation only bring another kind of model (a fine-tuned
+        # transformer) to an ensemble: left out of the one judged on the folds, they get their
+        # own try on validation, with its stricter margin, when that one is not kept.
+        for entries in [on_folds] + ([top] if on_folds != top else []):
+            tried = self._ensemble(entries, clf, chosen)
+            if tried is None:
+                continue
+            judged, ensemble, about = tried
+            # Both out of fold on the same rows (ensemble_score): the winner's own validation
+            # score has its thresholds tuned on the rows that score it.
+            which = ("An ensemble of the best of each kind" if entries == top else
+                     "An ensemble of " + ", ".join(m.model_type for _, _, m in entries))
+            if judged.wins:
+                self.verdict += (
+                    f" {which} (macro-F1 {judged.ensemble:.3f} {judged.basis}) beat "
+                    f"{chosen.model_type} scored the same way ({judged.alone:.3f}) by more "
+                    f"than {judged.margin:.3f}, and is the model.")
+                return ensemble, about
             self.verdict += (
-                f" An ensemble of the best of each kind (macro-F1 {judged.ensemble:.3f} "
-                f"{judged.basis}) beat {chosen.model_type} scored the same way "
-                f"({judged.alone:.3f}) by more than {judged.margin:.3f}, and is the model.")
-            return ensemble, about
-        self.verdict += (
-            f" An ensemble of the best of each kind was tried and not kept: macro-F1 "
-            f"{judged.ensemble:.3f} {judged.basis}, against {judged.alone:.3f} for "
-            f"{chosen.model_type} scored the same way; it needed more than "
-            f"{judged.margin:.3f} over it.")
+                f" {which} was tried and not kept: macro-F1 {judged.ensemble:.3f} "
+                f"{judged.basis}, against {judged.alone:.3f} for {chosen.model_type} scored "
+                f"the same way; it needed more than {judged.margin:.3f} over it.")
         return clf, described
 
     def _members(self, ranked: list[tuple[float, int, BaseClassifier]],
@@ -142,8 +150,8 @@ class SearchEnsemble:
                             if not self._oof_path(n).is_file()]
                 if left_out:
                     self.verdict += (f" {', '.join(left_out)} (scored on validation only) "
-                                     "was left out of the ensemble, so that the other kinds "
-                                     "were judged on the rows of the folds.")
+                                     "was left out of the first ensemble, so that the other "
+                                     "kinds were judged on the rows of the folds.")
                 return scored[:MAX_MEMBERS]
         return ranked[:MAX_MEMBERS]
 
