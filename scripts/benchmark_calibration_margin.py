@@ -10,7 +10,9 @@ margin: the seeds whose choice was worse than none on fresh rows by more than 0.
 such loss, how often none was kept, and the mean ECE gain on the fresh rows.
 
 Usage: python scripts/benchmark_calibration_margin.py [--seeds 20] [--rows 100,286,1000]
-       [--margins 0,1,1.5,2,2.5,3]
+       [--margins 0,1,1.5,2,2.5,3] [--brier-route-rows N]
+--brier-route-rows: from how many rows a method may also be kept for its Brier gain
+(calibration_select.BRIER_ROUTE_ROWS; 1000000000 turns that route off, 0 on at every size).
 """
 
 from __future__ import annotations
@@ -78,7 +80,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--rows", default="100,286,1000")
     parser.add_argument("--margins", default="0,1,1.5,2,2.5,3")
+    parser.add_argument("--brier-route-rows", type=int, default=select.BRIER_ROUTE_ROWS)
     args = parser.parse_args()
+    select.BRIER_ROUTE_ROWS = args.brier_route_rows
     margins = [float(m) for m in args.margins.split(",")]
     rows = [int(n) for n in args.rows.split(",")]
     for multi_label, n, (name, sharpen, shift) in itertools.product((True, False), rows, CASES):
