@@ -375,16 +375,17 @@ class SearchRun(SearchOutcome):
             value = float(clf.fit(*read(self.train, self.val), config, forward, stop)
                           .get("macro_f1", 0.0))
             return value, clf, [], None
-        scores, raws = [], []
+        raws = []
         for fit_rows, scored_rows in self.folds:
             if stop():
                 raise TrainingStopped(None, "Stopped between cross-validation folds")
             fit_part, scored_part = read(self.pool.subset(fit_rows), self.pool.subset(scored_rows))
             fold = self._candidate(spec)
-            scores.append(float(fold.fit(fit_part, scored_part, config, forward, stop)
-                                .get("macro_f1", 0.0)))
+            fold.fit(fit_part, scored_part, config, forward, stop)
             raws.append(fold.predict_proba_raw(scored_part.texts))
-        value, raw = statistics.fmean(scores), np.concatenate(raws)
+        raw = np.concatenate(raws)
+        scores = self._fold_scores(raw, fold.label_names)  # the fold models' rules saw those rows
+        value = statistics.fmean(scores)
         if self.rescoring is not None:  # the re-scored trial's model: same settings, same fit
             kept = self._kept_model(self.rescoring)
             return value, kept, scores, None if kept is None else kept.calibration.apply(raw)

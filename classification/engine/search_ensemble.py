@@ -83,6 +83,16 @@ class SearchEnsemble:
         out-of-fold probabilities."""
         return self.pool.subset([i for _, rows in self.folds for i in rows])
 
+    def _fold_scores(self, raw: np.ndarray, label_names: list[str]) -> list[float]:
+        """A cross-validated trial's fold scores from its out-of-fold probabilities (the folds'
+        rows in order, a column per label of `label_names`), each fold's rules tuned on the
+        other folds (ensemble_score.fold_scores: a fold model's own metrics tune them on the
+        rows that score it)."""
+        rows = self._oof_rows()
+        return ensemble_score.fold_scores(
+            prob=raw, truth=encode_labels(rows.labels, list(label_names)),
+            sizes=[len(scored) for _, scored in self.folds], multi_label=self.config.multi_label)
+
     def _out_of_fold(self, numbers: list[int], label_names: list[str],
                      ) -> tuple[TunedOn, np.ndarray] | None:
         """(the members' out-of-fold probabilities on the folds' rows, the winner's), the
