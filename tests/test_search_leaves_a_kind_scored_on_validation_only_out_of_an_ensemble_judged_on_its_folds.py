@@ -2,10 +2,12 @@
 the tiny BERT) has no out-of-fold probabilities. It no longer sends the whole ensemble back to
 the validation split's few rows: the kinds that were cross-validated are ensembled and judged
 on every row of the folds first, and the verdict names the kind left out and why. Only when
-that ensemble is not kept is one with the transformer tried, on validation."""
+that ensemble is not kept is one with the transformer tried, on validation (or, when no time is
+left to judge it, the verdict says so)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import optuna
@@ -47,6 +49,9 @@ def test_the_cross_validated_kinds_are_ensembled_on_the_folds_before_the_transfo
     if judged["ensemble"] > judged["alone"] + judged["margin"]:
         assert [t.number for t in ensembles] == [first.number]
         assert search["winner"]["model_type"] == "ensemble"
+        return
+    if len(ensembles) == 1:  # a loaded machine can leave too little time to judge it
+        assert re.search(r"An ensemble of [^.]*adapted[^.]* was not judged: ", search["verdict"])
         return
     assert len(ensembles) == 2
     second = ensembles[1].user_attrs["out_of_fold"]

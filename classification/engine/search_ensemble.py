@@ -197,16 +197,14 @@ class SearchEnsemble:
             # The cross-fit tunes the weights once per fold, on four fifths of the rows.
             needed = CROSS_FIT_FACTOR * float(clf.timings.get("weights_seconds", 0.0))
             if needed > self.remaining() - self.reserve():
-                self._report(f"Ensemble not judged: judging it out of fold needs about "
-                             f"{needed:.0f} s, more than is left")
-                return None
+                return self._not_judged(members, f"judging it out of fold needs about "
+                                        f"{needed:.0f} s, more than was left")
             judged = ensemble_score.ensemble_judge(
                 probs=tuned.probs, truth=tuned.truth, multi_label=clf.multi_label, fits=fits,
                 alone=found[1] if found else self._alone_probs(alone, members, tuned),
                 over=over)
         except TrainingStopped:
-            self._report("Ensemble not judged: stopped, or out of time")
-            return None
+            return self._not_judged(members, "the search was stopped, or ran out of time")
         if judged is None:  # the labelled rows were counted before: not reached
             return None
         in_sample = float(clf.metrics.get("macro_f1", 0.0))
@@ -222,6 +220,12 @@ class SearchEnsemble:
                              "out_of_fold": judged.basis,
                              "validation_split_macro_f1": in_sample,
                              "members": members_desc}
+
+    def _not_judged(self, members: list[BaseClassifier], why: str) -> None:
+        """Tried but not judged: the verdict and the progress say why."""
+        self._report(f"Ensemble not judged: {why}")
+        self.verdict += (f" An ensemble of {', '.join(m.model_type for m in members)} was "
+                         f"not judged: {why}.")
 
     def _ensemble_trial(self, judged: Any, *, in_sample: float, members_desc: list[dict],
                         alone_type: str, seconds: float) -> int:
