@@ -26,9 +26,10 @@ def test_the_cross_validated_kinds_are_ensembled_on_the_folds_before_the_transfo
         demo_textdata: TextData, tiny_bert_dir: Path, tmp_path: Path) -> None:
     train, val, _ = stratified_split(demo_textdata, fractions=(0.5, 0.4, 0.1), seed=42)
 
+    # Three minutes: the transformer's trials and two ensembles, on a loaded machine too.
     metrics, first = ensemble_search(
         train=train, val=val, folder=tmp_path, model_path=str(tiny_bert_dir),
-        candidates=["tfidf_logreg", "tfidf_svm", "adapted"])
+        candidates=["tfidf_logreg", "tfidf_svm", "adapted"], time_budget_minutes=3)
 
     search = metrics["search"]
     assert any(row["model_type"] == "adapted" and row["state"] == "complete"
