@@ -145,8 +145,8 @@ def choose(scores: dict[str, dict[str, float]]) -> str:
         return plain["ece"] - s["ece"] > Z_MARGIN * s["gain_sd"] and s["brier"] <= plain["brier"]
 
     def by_brier(s: dict[str, float]) -> bool:
-        return (s.get("rows", 0) >= BRIER_ROUTE_ROWS and s["ece"] < plain["ece"]
-                and plain["brier"] - s["brier"] > Z_MARGIN * s.get("brier_gain_se", np.inf))
+        return (s["rows"] >= BRIER_ROUTE_ROWS and s["ece"] < plain["ece"]
+                and plain["brier"] - s["brier"] > Z_MARGIN * s["brier_gain_se"])
 
     better = [m for m, s in scores.items() if m != NONE and (by_ece(s) or by_brier(s))]
     return min(better, key=lambda m: scores[m]["ece"]) if better else NONE

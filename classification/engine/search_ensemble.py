@@ -8,9 +8,9 @@ winner have them, the ensemble's weights and rules are tuned on those rows and i
 them, ten times validation's rows; a kind scored on validation only (a fine-tuned
 transformer) is then left out of it rather than sending every kind back to validation, and
 tried with the others on validation only when that ensemble is not kept. Without the winner's
-own, on the validation split. On the
-5-class corpus a 200-row validation judgement turned down an ensemble of two kinds whose
-defaults were within 0.01 of each other (issue 39, docs/figures/search_out_of_fold.md).
+own, on the validation split. On the 5-class corpus a 200-row validation judgement turned down
+an ensemble of two kinds whose defaults were within 0.01 of each other (issue 39,
+docs/figures/search_out_of_fold.md).
 
 SearchEnsemble is a part of engine/search.py's SearchRun, kept apart for size; it reads the
 run's study, folds, pool and kept models.
@@ -154,10 +154,11 @@ class SearchEnsemble:
         only (a fine-tuned transformer) is left out, so that the rest are judged on the folds'
         rows rather than all of them on validation's few. Otherwise the best MAX_MEMBERS."""
         if self._oof_path(chosen.number).is_file():
-            scored = [entry for entry in ranked if self._oof_path(entry[1]).is_file()]
+            with_oof = {n for _, n, _ in ranked if self._oof_path(n).is_file()}
+            scored = [entry for entry in ranked if entry[1] in with_oof]
             if len(scored) >= 2:
                 left_out = [m.model_type for _, n, m in ranked[:MAX_MEMBERS]
-                            if not self._oof_path(n).is_file()]
+                            if n not in with_oof]
                 if left_out:
                     self.verdict += (f" {', '.join(left_out)} (scored on validation only) "
                                      "was left out of the first ensemble, so that the other "
