@@ -33,7 +33,7 @@ def test_the_cross_validated_kinds_are_ensembled_on_the_folds_before_the_transfo
 
     search = metrics["search"]
     assert any(row["model_type"] == "adapted" and row["state"] == "complete"
-               for row in search["trial_rows"])
+               for row in search["trial_rows"]), (search["verdict"], search["trial_rows"])
     judged = first.user_attrs["out_of_fold"]
     pooled = sum(1 for row in [*train.labels, *val.labels] if row)
     assert (judged["rows"], judged["over"]) == (pooled, FOLD_ROWS)

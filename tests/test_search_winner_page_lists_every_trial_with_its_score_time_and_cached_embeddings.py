@@ -1,6 +1,7 @@
 """The search's own report on the winner's model page (issue 39, point 4): a real short search
-(MiniLM embeddings on the tiny BERT, and the adapted transformer, whose first trial cannot fit)
-keeps every trial with the winner's metrics, and the model page lists each one, best first, with
+(MiniLM embeddings on the tiny BERT, and the MiniLM transformer, whose first trial, estimated at
+the bundled MiniLM's size, cannot fit) keeps every trial with the winner's metrics, and the
+model page lists each one, best first, with
 its cross-validated macro-F1 and fold spread, its time, whether its embeddings were computed or
 found cached, and its state; it says why the transformer was not tried and with what budget it
 would have been. A model saved before the trials were kept still renders. The job page's
@@ -24,7 +25,7 @@ from classification.models import MLModel
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[1]
-EMBEDDING, SKIPPED = "minilm_embed_logreg", "adapted"
+EMBEDDING, SKIPPED = "minilm_embed_logreg", "minilm"
 
 
 def short_search(folder: Path, encoder: Path, labels: list[str]) -> TrainConfig:
@@ -114,8 +115,8 @@ def test_the_winners_page_lists_every_trial_and_what_a_larger_budget_would_add(
     [more] = search["larger_budget"]
     assert more["model_type"] == SKIPPED
     assert more["budget_minutes"] > search["budget_minutes"]
-    assert f"With {more['budget_minutes']:g} min, the search would also fine-tune adapted" in (
-        more["sentence"])
+    assert (f"With {more['budget_minutes']:g} min, the search would also fine-tune {SKIPPED}"
+            in more["sentence"])
     assert more["sentence"] in html
     assert 'id="search-larger-budget"' in html
     # The winner's score is named by the rows it was measured on, never "validation" for a

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .model_size import BERT_BASE, MINILM_L6
+
 if TYPE_CHECKING:
     from .base import BaseClassifier
 
@@ -53,6 +55,9 @@ class Speed:
     single_pass: bool = False
     # Paid whatever the data size: imports, loading the model, saving the artifact.
     overhead_seconds: float = 20.0
+    # For a kind that trains the user's own folder: the (layers, hidden, feed-forward) sizes the
+    # figures were measured on, so an estimate scales them by the folder's (engine/model_size.py).
+    measured_on: tuple[int, int, int] | None = None
 
 
 BERT_BASE_SPEED = Speed(0.9)
@@ -172,7 +177,7 @@ REGISTRY: dict[str, ModelSpec] = {
             "transformer",
             TRANSFORMER,
             "model_path",
-            BERT_BASE_SPEED,  # unknown size: assume BERT-base
+            Speed(0.9, measured_on=BERT_BASE),  # scaled by the folder's own size
         ),
         ModelSpec(
             "tfidf_logreg",
@@ -272,7 +277,7 @@ REGISTRY: dict[str, ModelSpec] = {
             "transformer",
             TRANSFORMER,
             "model_path",
-            Speed(5.0, overhead_seconds=25.0),
+            Speed(5.0, overhead_seconds=25.0, measured_on=MINILM_L6),
             learning_rate=1e-4,
             offered=False,
         ),

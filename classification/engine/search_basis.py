@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import search_estimates, search_scoring, search_space
+from . import model_size, search_estimates, search_scoring, search_space
 from .base import BaseClassifier
 from .registry import REGISTRY, ModelSpec
 
@@ -28,6 +28,7 @@ class LikeWithLike:
     best: dict[str, tuple[float, int, BaseClassifier]]
     defaults: dict[str, tuple[float, int, BaseClassifier]]
     folds: list[tuple[list[int], list[int]]]
+    config: Any  # the search's TrainConfig
     rescoring: int | None = None  # the validation-only trial the running trial re-scores
 
     # ---- what each trial's score is on -------------------------------------------------------
@@ -95,6 +96,14 @@ class LikeWithLike:
     def _trials_of(self, key: str) -> int:
         return sum(1 for t in self._trials() if t.params.get("model_type") == key)
 
+    def _work_ratio(self, spec: ModelSpec) -> float:
+        """The search's model_path folder's size against the one spec's speed was measured on
+        (only the kinds that train that folder have one)."""
+        if spec.weights != "model_path" or spec.speed.measured_on is None:
+            return 1.0
+        return model_size.work_ratio(model_path=self.config.model_path,
+                                     reference=spec.speed.measured_on)
+
     def _first_estimate(self, spec: ModelSpec) -> float:
         return self._estimate(spec, search_space.defaults(spec))
 
@@ -118,11 +127,12 @@ class LikeWithLike:
     def _estimate(self, spec: ModelSpec, settings: dict[str, Any] | None = None) -> float:
         rows, plan = len(self.train) + len(self.val), self.search.device_plan
         slowdown = search_estimates.slowdown(trials=self._trials(), device_plan=plan,
-                                             rows=rows, fits_of=self._fits)
+                                             rows=rows, fits_of=self._fits,
+                                             work_ratio_of=self._work_ratio)
         seconds = search_estimates.trial_seconds(
             spec=spec, settings=settings or search_space.defaults(spec), trials=self._trials(),
             device_plan=plan, rows=rows, fits=self._fits(spec), slowdown=slowdown,
-            cache=self.shared_cache, texts=self.embed_texts)
+            cache=self.shared_cache, texts=self.embed_texts, work_ratio=self._work_ratio(spec))
         # A measured trial that made fewer fits than the next one will (a validation-only
         # first trial, then cross-validated ones): scaled up, so the budget is kept.
         return seconds * self._fits(spec) / self._measured_fits(spec)

@@ -19,7 +19,8 @@ GPU_SPEEDUP = {"cuda": 25.0, "mps": 4.0}
 
 def trial_seconds(*, spec: ModelSpec, settings: dict[str, Any], trials: list[Any],
                   device_plan: Any, rows: int, fits: int = 1, slowdown: float = 1.0,
-                  cache: dict[Any, Any] | None = None, texts: list[str] | None = None) -> float:
+                  cache: dict[Any, Any] | None = None, texts: list[str] | None = None,
+                  work_ratio: float = 1.0) -> float:
     """Seconds a trial of `spec` at `settings` takes, given the study's `trials` so far, the
     `rows` (train and validation) each fit reads and scores, and the `fits` a trial makes
     (cross-validation's folds and the kept model's own fit). Before the kind has a measured
@@ -28,7 +29,10 @@ def trial_seconds(*, spec: ModelSpec, settings: dict[str, Any], trials: list[Any
 
     An embedding kind pays its encoder only for the `texts` the search's shared `cache` does
     not hold yet (an earlier trial's, or the disk cache's): a measured trial's time less what
-    it spent embedding, plus the texts left at the measured seconds per text."""
+    it spent embedding, plus the texts left at the measured seconds per text.
+
+    `work_ratio`: for a kind that trains the user's own folder, its encoder's work per token
+    over that of the model the registry's figure was measured on (model_size.work_ratio)."""
     units = search_space.work_units(spec, settings)
     left = (embedding_uncached(cache=cache, texts=texts)
             if spec.kind == "embedding" and cache is not None and texts is not None else None)
@@ -44,7 +48,8 @@ def trial_seconds(*, spec: ModelSpec, settings: dict[str, Any], trials: list[Any
         per_text = float((cache or {}).get("embed_seconds_per_text", 0.0))
         return max(0.0, head) * units / done + left * per_text
     return slowdown * prior_seconds(spec=spec, settings=settings, device_plan=device_plan,
-                                    rows=rows if left is None else left, fits=fits)
+                                    rows=rows if left is None else left, fits=fits,
+                                    work_ratio=work_ratio)
 
 
 def embedding_uncached(*, cache: dict[Any, Any], texts: list[str]) -> int:
@@ -54,18 +59,24 @@ def embedding_uncached(*, cache: dict[Any, Any], texts: list[str]) -> int:
 
 
 def prior_seconds(*, spec: ModelSpec, settings: dict[str, Any], device_plan: Any, rows: int,
-                  fits: int = 1) -> float:
-    """The registry's speed figure for this device, for a trial nothing has measured yet."""
+                  fits: int = 1, work_ratio: float = 1.0) -> float:
+    """The registry's speed figure for this device, for a trial nothing has measured yet,
+    scaled by `work_ratio`. Loading and saving a smaller encoder cost less too, but not in
+    proportion: a fifth of the overhead at least (a 2-layer, 32-wide BERT's trial on 178 rows
+    took 4.3-4.6 s on an idle 2-core machine, nearly all of it tokenizer, int8 export and
+    scoring); a larger one's are kept at the figure's, since its rows dominate."""
     units = search_space.work_units(spec, settings)
     threads = max(1, int(getattr(device_plan, "threads", 1) or 1))
     speed = spec.speed.samples_per_second_per_thread * threads ** 0.8
     speed *= GPU_SPEEDUP.get(str(getattr(device_plan, "device", "cpu")), 1.0)
     passes = 1.0 if spec.speed.single_pass else units * 128 / 256 + 1 / 3
-    return spec.speed.overhead_seconds + fits * rows * passes / speed
+    overhead = spec.speed.overhead_seconds * min(1.0, max(0.2, work_ratio))
+    return overhead + fits * rows * passes * work_ratio / speed
 
 
 def slowdown(*, trials: list[Any], device_plan: Any, rows: int,
-             fits_of: Callable[[ModelSpec], int]) -> float:
+             fits_of: Callable[[ModelSpec], int],
+             work_ratio_of: Callable[[ModelSpec], float] = lambda spec: 1.0) -> float:
     """How many times slower than the registry's figures the finished default trials ran
     (at least 1): the largest ratio, so a loaded machine's first trial of a kind is not
     started on an estimate made for an idle one."""
@@ -78,7 +89,8 @@ def slowdown(*, trials: list[Any], device_plan: Any, rows: int,
         if spec is None or t.value is None or not seconds or not t.user_attrs.get("default"):
             continue
         prior = prior_seconds(spec=spec, settings=search_space.unprefixed(t.params),
-                              device_plan=device_plan, rows=rows, fits=fits_of(spec))
+                              device_plan=device_plan, rows=rows, fits=fits_of(spec),
+                              work_ratio=work_ratio_of(spec))
         ratios.append(float(seconds) / max(prior, 1e-6))
     return max([1.0, *ratios])
 
