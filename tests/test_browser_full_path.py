@@ -144,7 +144,8 @@ def test_upload_train_watch_and_classify(app_server, start_worker, chromium_brow
     for box in page.locator('input[name="ids"]').all():
         box.check()
     page.click("button:has-text('Compare selected')")
-    assert page.locator("#compare-table thead th").count() == 3
+    # An expect, not a count: the click returns before the compare page has loaded.
+    expect(page.locator("#compare-table thead th")).to_have_count(3)
     page.wait_for_timeout(500)
     shot(page, screenshot_dir, "09-compare")
     compare_url = page.url
