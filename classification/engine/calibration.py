@@ -59,7 +59,10 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-z))
+    # exp(-z) overflows to inf for z below about -709, and 1 / inf is the right limit, 0: the
+    # warning it raised (seen from a Platt fit on a near-separable fold) said nothing wrong.
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-z))
 
 
 def _softmax_tempered(prob: np.ndarray, temperature: float) -> np.ndarray:
