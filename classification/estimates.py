@@ -11,14 +11,18 @@ runs it backwards) and scripts/benchmark_estimates.py, which reports estimate ag
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import FloatField, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from classification.engine import model_size
+from classification.engine.model_size import MINILM_L6
 from classification.engine.registry import REGISTRY
-from classification.models import TrainingJob
+from classification.jobs.adapt_encoders import ADAPTED
+from classification.models import MLModel, TrainingJob
 from dataset_management.models import Dataset
 
 GPU_SPEEDUP = {"cuda": 25.0, "mps": 4.0, "cpu": 1.0}
@@ -127,17 +131,36 @@ def observed_rates(*, plan: dict[str, Any], limit: int = 30) -> dict[str, float]
     return found
 
 
-def estimator_data(*, datasets: QuerySet[Dataset], presets: dict[str, dict[str, Any]]) -> tuple[
+def adapted_figures(*, encoder: MLModel, rate: float, overhead: float) -> tuple[float, float]:
+    """(rate, overhead) for fine-tuning `encoder`: the adapted type's figures, measured on
+    MiniLM-L6, scaled by the encoder's size as its adapt job recorded it (an encoder adapted
+    from a BERT-base model does eight times the work per token); the figures themselves for an
+    encoder adapted before sizes were recorded."""
+    ratio = model_size.shape_ratio((encoder.metrics or {}).get("encoder_shape"),
+                                   reference=REGISTRY[ADAPTED].speed.measured_on or MINILM_L6)
+    return rate / ratio, overhead * model_size.overhead_share(ratio)
+
+
+def estimator_data(*, datasets: QuerySet[Dataset], presets: dict[str, dict[str, Any]],
+                   encoders: Iterable[MLModel] = ()) -> tuple[
         dict[str, Any], dict[str, Any], list[str]]:
-    """What the New model page's script needs: (estimator JSON, device plan, measured types)."""
+    """What the New model page's script needs: (estimator JSON, device plan, measured types).
+    Each adapted encoder in `encoders` is a choice of its own ("adapted:<id>", the form's
+    value), its rate and overhead the adapted type's scaled by its size (adapted_figures)."""
     datasets = with_p95_words(datasets)
     plan = device_plan_summary()
     measured = observed_rates(plan=plan)
     rates = {key: spec.speed.samples_per_second_per_thread for key, spec in REGISTRY.items()}
+    rates.update(measured)
+    overhead = {key: spec.speed.overhead_seconds for key, spec in REGISTRY.items()}
+    for encoder in encoders:
+        key = f"{ADAPTED}:{encoder.pk}"
+        rates[key], overhead[key] = adapted_figures(
+            encoder=encoder, rate=rates[ADAPTED], overhead=overhead[ADAPTED])
     estimator = {
-        "rates": {**rates, **measured},
+        "rates": rates,
         "single_pass": sorted(k for k, s in REGISTRY.items() if s.speed.single_pass),
-        "overhead": {key: spec.speed.overhead_seconds for key, spec in REGISTRY.items()},
+        "overhead": overhead,
         "gpu_speedup": GPU_SPEEDUP,
         "tokens_per_word": TOKENS_PER_WORD, "special_tokens": SPECIAL_TOKENS,
         "eval_cost": EVAL_COST, "fallback_p95_words": FALLBACK_P95_WORDS,

@@ -29,6 +29,7 @@ def test_the_command_adapts_the_tiny_bert_in_process(
     assert job.config["adapt_training_only"] is True
     metrics = model.metrics
     assert metrics["perplexity_after"] < metrics["perplexity_before"], metrics
+    assert metrics["encoder_shape"] == [2, 32, 64]  # the tiny BERT's layers, widths
     assert Path(model.artifact_path, "config.json").is_file()
     assert f"Running adapt job {job.pk} here" in out.getvalue()
     assert "held-out perplexity" in out.getvalue()

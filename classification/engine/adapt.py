@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from . import model_size
 from .artifacts import atomic_save
 from .base import BaseClassifier
 from .device import DevicePlan, plan_device
@@ -141,6 +142,8 @@ class EncoderAdapter(BaseClassifier):
             "epochs": state.epochs, "tokens_per_second": state.tokens / max(state.seconds, 1e-9),
             "train_tokens": state.tokens, "final_loss": (state.losses or [None])[-1],
             "notes": self.notes,
+            # The New model page estimates fine-tuning it from its size, with no files read.
+            "encoder_shape": list(model_size.shape_of(self.model.config.to_dict()) or []),
         }
         return self.metrics
 

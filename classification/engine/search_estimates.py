@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from . import search_space
+from . import model_size, search_space
 from .registry import ModelSpec
 
 # How much faster than one CPU thread a transformer trial runs on each accelerator.
@@ -61,16 +61,13 @@ def embedding_uncached(*, cache: dict[Any, Any], texts: list[str]) -> int:
 def prior_seconds(*, spec: ModelSpec, settings: dict[str, Any], device_plan: Any, rows: int,
                   fits: int = 1, work_ratio: float = 1.0) -> float:
     """The registry's speed figure for this device, for a trial nothing has measured yet,
-    scaled by `work_ratio`. Loading and saving a smaller encoder cost less too, but not in
-    proportion: a fifth of the overhead at least (a 2-layer, 32-wide BERT's trial on 178 rows
-    took 4.3-4.6 s on an idle 2-core machine, nearly all of it tokenizer, int8 export and
-    scoring); a larger one's are kept at the figure's, since its rows dominate."""
+    scaled by `work_ratio` (its overhead by model_size.overhead_share)."""
     units = search_space.work_units(spec, settings)
     threads = max(1, int(getattr(device_plan, "threads", 1) or 1))
     speed = spec.speed.samples_per_second_per_thread * threads ** 0.8
     speed *= GPU_SPEEDUP.get(str(getattr(device_plan, "device", "cpu")), 1.0)
     passes = 1.0 if spec.speed.single_pass else units * 128 / 256 + 1 / 3
-    overhead = spec.speed.overhead_seconds * min(1.0, max(0.2, work_ratio))
+    overhead = spec.speed.overhead_seconds * model_size.overhead_share(work_ratio)
     return overhead + fits * rows * passes * work_ratio / speed
 
 

@@ -13,12 +13,14 @@ from django.views.decorators.http import require_POST
 from classification import ml_models, selectors, services
 from classification.estimates import estimator_data
 from classification.forms import PRESETS, FileUploadForm, SearchForm, TrainingJobCreateForm
+from classification.jobs.adapt_encoders import adapted_encoder_choices
 from classification.jobs.ensembles import ensemble_create as ensemble_create_service
 from classification.jobs.searches import search_create
 from classification.mlmodels.searches import search_candidates_available
 from classification.models import MLModel, TrainingJob
 from classification.quality import quality_warnings
 from classification.views.presenters import (
+    adapted_encoder_cards,
     job_settings,
     metric_rows,
     scored_on_different_test_rows,
@@ -70,12 +72,15 @@ def model_new(request: HttpRequest) -> HttpResponse:
     )
     types = [{**spec.as_dict(), "availability": availability(key)}
              for key, spec in ml_models.REGISTRY.items() if spec.offered]
+    encoders = list(adapted_encoder_choices(user=request.user, project=request.project))
     estimator, plan, measured_types = estimator_data(
-        datasets=datasets, presets={k: p["config"] for k, p in PRESETS.items()}
+        datasets=datasets, presets={k: p["config"] for k, p in PRESETS.items()},
+        encoders=encoders,
     )
     return render(request, "classification/model_new.html", {
         "form": form,
         "types": types,
+        "encoders": adapted_encoder_cards(encoders),
         "presets": PRESETS,
         "plan": plan,
         "measured_types": measured_types,

@@ -265,3 +265,16 @@ def scored_on_different_test_rows(models: list[Any]) -> bool:
                                          or f"dataset:{model.dataset_id}")
         keys.add(digests[model.dataset_id])
     return len(keys) > 1
+
+
+def adapted_encoder_cards(encoders: Any) -> list[dict[str, Any]]:
+    """The New model page's card for each adapted encoder a person may fine-tune: the form's
+    value ("adapted:<id>"), its name, and what adaptation did to its held-out perplexity."""
+    cards = []
+    for encoder in encoders:
+        metrics = encoder.metrics or {}
+        before, after = metrics.get("perplexity_before"), metrics.get("perplexity_after")
+        change = (f"Held-out perplexity {float(before):.1f} → {float(after):.1f}."
+                  if before is not None and after is not None else "")
+        cards.append({"value": f"adapted:{encoder.pk}", "name": encoder.name, "change": change})
+    return cards
