@@ -13,6 +13,8 @@ import pytest
 from classification.engine.model_size import BERT_BASE
 from classification.models import TrainingJob
 
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
 
 def seconds(text: str) -> float:
     """MLB.fmtSeconds read back: "~6 s", "~78 min", "~1.3 h"."""
