@@ -110,13 +110,19 @@ def observed_rates(*, plan: dict[str, Any], limit: int = 30) -> dict[str, float]
     )
     threads = max(1, int(plan.get("threads") or 1))
     device = str(plan.get("device", "cpu"))
+    ratios = _encoder_ratios(rows)
     found: dict[str, float] = {}
     for model_type, sizes, config, epochs, started, finished, dataset_id in rows:
         p95_words = p95_by_dataset.get(dataset_id)
         spec = REGISTRY.get(model_type)
         if spec is None or model_type in found or not sizes or not sizes.get("train"):
             continue
-        overhead = spec.speed.overhead_seconds
+        # An adapted job ran at its encoder's size: its rate is learned as the rate of the
+        # encoder the type's figure is for, so a tiny encoder's job does not make a BERT-base
+        # one look fast (adapted_figures scales it back for each encoder).
+        ratio = ratios.get(int((config or {}).get("encoder_model_id") or 0), 1.0) \
+            if model_type == ADAPTED else 1.0
+        overhead = spec.speed.overhead_seconds * model_size.overhead_share(ratio)
         seconds = (finished - started).total_seconds() - overhead
         if seconds < overhead / 2 or seconds <= 0:
             continue
@@ -126,9 +132,19 @@ def observed_rates(*, plan: dict[str, Any], limit: int = 30) -> dict[str, float]
             model_type=model_type, sizes=sizes, epochs=ran,
             max_length=int((config or {}).get("max_length") or 256), p95_words=p95_words,
             rate=1.0, threads=threads, device=device,
-        ) - overhead
-        found[model_type] = at_rate_one / seconds
+        ) - spec.speed.overhead_seconds
+        found[model_type] = at_rate_one * ratio / seconds
     return found
+
+
+def _encoder_ratios(rows: list[tuple[Any, ...]]) -> dict[int, float]:
+    """{adapted encoder id: its size over the adapted type's reference} for the encoders the
+    adapted jobs in `rows` (observed_rates' rows) fine-tuned."""
+    ids = {int((row[2] or {}).get("encoder_model_id") or 0) for row in rows if row[0] == ADAPTED}
+    reference = REGISTRY[ADAPTED].speed.measured_on or MINILM_L6
+    return {pk: model_size.shape_ratio((metrics or {}).get("encoder_shape"), reference=reference)
+            for pk, metrics in MLModel.objects.filter(pk__in=ids - {0})
+            .values_list("pk", "metrics")}
 
 
 def adapted_figures(*, encoder: MLModel, rate: float, overhead: float) -> tuple[float, float]:

@@ -2,18 +2,23 @@
 estimate used to find no figures under that value (its script fell back to a rate of 1 and no
 overhead); now each choice has the adapted type's figures, measured on MiniLM-L6, scaled by the
 encoder's size as its adapt job recorded it, and an encoder adapted before sizes were recorded
-keeps the figures as they are. Someone else's encoder is not offered, nor estimated."""
+keeps the figures as they are. Someone else's encoder is not offered, nor estimated. A finished
+fine-tuning teaches the page its speed at the reference size, whatever its encoder's size."""
 
 from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from classification.engine.model_size import BERT_BASE, OVERHEAD_FLOOR
+from classification.estimates import device_plan_summary
+from classification.models import TrainingJob
 
 pytestmark = pytest.mark.django_db
 
@@ -52,3 +57,25 @@ def test_each_adapted_encoder_is_estimated_at_its_own_size(
     assert overhead[f"adapted:{tiny.pk}"] == pytest.approx(OVERHEAD_FLOOR * overhead["adapted"])
     assert rates[f"adapted:{older.pk}"] == rates["adapted"]
     assert overhead[f"adapted:{older.pk}"] == overhead["adapted"]
+
+
+def test_a_finished_fine_tuning_teaches_the_rate_of_the_encoder_size_the_figure_is_for(
+        alice_client: Any, user: Any, rows: Any) -> None:
+    """A BERT-base encoder's job that ran at MiniLM-equivalent 10 samples/s/thread is learned
+    as 10 for the adapted type (not 10 / 8), and the same encoder is then estimated at 10 / 8."""
+    dataset = rows.dataset(user, split_sizes={"train": 1000, "validation": 100, "test": 100})
+    base = rows.model(user, dataset, name="BERT-base adapted", model_type="adapt",
+                      metrics={"encoder_shape": list(BERT_BASE)})
+    tuned = rows.model(user, dataset, name="Fine-tuned", model_type="adapted")
+    threads = max(1, int(device_plan_summary().get("threads") or 1))
+    work = 1000 + (100 + 100) / 3  # one epoch, rows at 256 tokens, validation and test scored
+    took = 25.0 + 8 * work / (threads ** 0.8 * 10.0)
+    finished = timezone.now()
+    rows.job(tuned, status=TrainingJob.Status.COMPLETED, current_epoch=1,
+             started_at=finished - timedelta(seconds=took), finished_at=finished,
+             config={"encoder_model_id": base.pk, "epochs": 1, "max_length": 256})
+
+    rates = estimator(alice_client.get(reverse("classification:model_new")).content.decode())[
+        "rates"]
+    assert rates["adapted"] == pytest.approx(10.0, rel=1e-3)
+    assert rates[f"adapted:{base.pk}"] == pytest.approx(10.0 / 8, rel=1e-3)
