@@ -70,3 +70,9 @@ def test_a_tiny_adapted_encoder_fits_a_three_minute_search_on_a_machine_five_tim
     # The rows scale with the work; the overhead (loading, saving) stays at the figure's.
     overhead = 5.0 * spec.speed.overhead_seconds
     assert estimate(base) - overhead == pytest.approx(8 * (estimate(minilm) - overhead))
+
+
+@pytest.mark.parametrize("shape", [None, [], [6, 384], ["six", 384, 1536], [0, 384, 1536]])
+def test_a_recorded_shape_that_cannot_be_read_keeps_the_registry_figure(shape: object) -> None:
+    assert model_size.shape_ratio(shape, reference=MINILM_L6) == 1.0  # type: ignore[arg-type]
+    assert model_size.shape_ratio([12, 768, 3072], reference=MINILM_L6) == pytest.approx(8.0)

@@ -54,9 +54,10 @@ def shape_of(config: Mapping[str, Any]) -> tuple[int, int, int] | None:
 
 def shape_ratio(shape: Sequence[int] | None, *, reference: tuple[int, int, int]) -> float:
     """`shape`'s work per token over `reference`'s; 1.0 (the figure stands) without a shape."""
-    if not shape or len(shape) != 3:
+    try:  # a shape read back from a model's metrics JSON
+        layers, hidden, intermediate = (int(v) for v in shape or ())
+    except (TypeError, ValueError):
         return 1.0
-    layers, hidden, intermediate = (int(v) for v in shape)
     if min(layers, hidden, intermediate) <= 0:
         return 1.0
     return work_per_token(layers=layers, hidden=hidden, intermediate=intermediate) / \
