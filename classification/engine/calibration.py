@@ -59,9 +59,7 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
-    # exp(-z) overflows to inf for z below about -709, and 1 / inf is the right limit, 0: the
-    # warning it raised (seen from a Platt fit on a near-separable fold) said nothing wrong.
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore"):  # exp(-z) is inf below z = -709: 1 / inf is the limit, 0
         return 1.0 / (1.0 + np.exp(-z))
 
 
