@@ -10,6 +10,7 @@ from typing import Any
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from dataset_management.services import dataset_create_from_upload
+from tests.plugins.browser import log_in
 from tests.screening_support import Team, team_make
 
 PASSWORD = "pw-123456"  # tests.screening_support gives the team this password
@@ -43,9 +44,5 @@ def browser_page(browser: Any, url: str, username: str, errors: list[str],
     page.set_default_timeout(20_000)
     page.on("console", lambda m: m.type == "error" and errors.append(f"{username}: {m.text}"))
     page.on("pageerror", lambda e: errors.append(f"{username}: {e}"))
-    page.goto(f"{url}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Log in')")
-    page.wait_for_url(f"{url}/")
+    log_in(page, url, username, PASSWORD)
     return page

@@ -12,6 +12,7 @@ import pytest
 
 from classification.engine.model_size import BERT_BASE
 from classification.models import TrainingJob
+from tests.plugins.browser import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -39,11 +40,7 @@ def test_an_adapted_encoder_is_picked_with_its_own_estimate_and_starts_a_fine_tu
     server = start_app_server()
     page = chromium_browser.new_context().new_page()
     page.set_default_timeout(20_000)
-    page.goto(f"{server.url}/accounts/login/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", "alice-pass-123")
-    page.click("button:has-text('Log in')")
-    page.wait_for_url(f"{server.url}/")
+    log_in(page, server.url, "alice", "alice-pass-123")
 
     page.goto(f"{server.url}/models/new/?dataset={world['dataset'].pk}")
     base, tiny = world["base"], world["tiny"]

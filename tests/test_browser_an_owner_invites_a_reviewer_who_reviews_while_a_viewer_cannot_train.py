@@ -19,16 +19,9 @@ from classification.models import MLModel
 from classification.review.models import ReviewItem
 from projects import services as project_services
 from tests.batch_support import completed_batch
+from tests.plugins.browser import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
-
-
-def _login(page: Any, url: str, username: str, password: str) -> None:
-    page.goto(f"{url}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", password)
-    page.click("button:has-text('Log in')")
-    page.wait_for_url(f"{url}/")
 
 
 def _invite(page: Any, url: str, project_id: int, role: str) -> str:
@@ -69,7 +62,7 @@ def test_an_owner_invites_a_reviewer_and_a_viewer_and_the_log_shows_all_three(
 
     owner = chromium_browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
     owner.set_default_timeout(20_000)
-    _login(owner, url, "alice", "alice-pass-123")
+    log_in(owner, url, "alice", "alice-pass-123")
     reviewer_link = _invite(owner, url, project.pk, "reviewer")
     viewer_link = _invite(owner, url, project.pk, "viewer")
 

@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.import_support import start_default_worker
+from tests.plugins.browser import log_in
 from tests.plugins.datasets import DEMO_CSV
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker]
@@ -35,11 +36,7 @@ def test_the_import_page_opens_the_dataset_or_shows_why_the_worker_refused_the_f
     page.set_default_timeout(30_000)
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.goto(f"{app_server.url}/accounts/login/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", "alice-pass-123")
-    page.click("button:has-text('Log in')")
-    page.wait_for_url(f"{app_server.url}/")
+    log_in(page, app_server.url, "alice", "alice-pass-123")
 
     create(page, app_server.url, DEMO_CSV, "Demo in a browser")
     assert page.inner_text("h1") == "Importing “Demo in a browser”"

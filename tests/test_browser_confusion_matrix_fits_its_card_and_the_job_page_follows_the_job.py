@@ -15,6 +15,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from classification.models import TrainingJob
+from tests.plugins.browser import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -65,11 +66,7 @@ def logged_in(app_server, chromium_browser, transactional_db, user) -> Iterator[
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(20_000)
-        page.goto(f"{app_server.url}/accounts/login/")
-        page.fill("#id_username", "alice")
-        page.fill("#id_password", "alice-pass-123")
-        page.click("button:has-text('Log in')")
-        page.wait_for_url(f"{app_server.url}/")
+        log_in(page, app_server.url, "alice", "alice-pass-123")
         return page
 
     yield open_page

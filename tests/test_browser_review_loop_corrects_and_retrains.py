@@ -17,6 +17,7 @@ from classification.review.models import ReviewItem
 from dataset_management.services import dataset_create_from_upload
 from tests.batch_support import DEMO_SLICE, create_batch, wait_for_batch
 from tests.job_support import fast_env, wait_for_job
+from tests.plugins.browser import log_in
 from tests.test_review_corrections_become_a_dataset_that_trains import articles_file
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.timeout(600)]
@@ -63,11 +64,7 @@ def test_review_corrects_three_articles_and_retrains_in_one_click(
     page.set_default_timeout(20_000)
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.goto(f"{app_server.url}/accounts/login/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", "alice-pass-123")
-    page.click("button:has-text('Log in')")
-    page.wait_for_url(f"{app_server.url}/")
+    log_in(page, app_server.url, "alice", "alice-pass-123")
 
     # From the batch page to the review: the least certain article first.
     page.goto(f"{app_server.url}/classify/batches/{batch.pk.hex}/")

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from tests.plugins.browser import log_in
+
 pytestmark = pytest.mark.django_db
 TITLE = "Coronary stenting after acute myocardial infarction"
 ABSTRACT = ("Patients with heart failure and coronary artery disease underwent percutaneous "
@@ -195,11 +197,7 @@ def test_in_a_browser_explain_swaps_in_the_highlights_under_the_csp(
     problems: list[str] = []
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto(f"{server.url}/accounts/login/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", "alice-pass-123")
-    page.click("button:has-text('Log in')")
-    page.wait_for_url(f"{server.url}/")
+    log_in(page, server.url, "alice", "alice-pass-123")
     page.goto(f"{server.url}/classify/?model={model.pk}")
     page.fill("#id_title", TITLE)
     page.fill("#id_abstract", ABSTRACT)

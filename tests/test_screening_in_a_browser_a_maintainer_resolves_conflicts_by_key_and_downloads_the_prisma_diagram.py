@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from screening.models import Record
+from tests.plugins.browser import log_in
 from tests.screening_review_support import both_decide, cited_dataset_make, dual_session_make
 from tests.screening_support import team_make
 
@@ -25,11 +26,7 @@ def _page(browser: Any, url: str, username: str, password: str, errors: list[str
     page.set_default_timeout(20_000)
     page.on("console", lambda m: m.type == "error" and errors.append(f"{username}: {m.text}"))
     page.on("pageerror", lambda e: errors.append(f"{username}: {e}"))
-    page.goto(f"{url}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", password)
-    page.click("button:has-text('Log in')")
-    page.wait_for_url(f"{url}/")
+    log_in(page, url, username, password)
     return page
 
 

@@ -17,6 +17,7 @@ from playwright.sync_api import expect
 
 from screening import services
 from screening.models import Decision
+from tests.plugins.browser import log_in
 from tests.screening_support import team_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
@@ -32,11 +33,7 @@ def test_a_slow_save_never_hands_back_the_record_just_answered(
     url = app_server.url
     page = chromium_browser.new_context().new_page()
     page.set_default_timeout(20_000)
-    page.goto(f"{url}/accounts/login/")
-    page.fill("#id_username", "rita")
-    page.fill("#id_password", "pw-123456")
-    page.click("button:has-text('Log in')")
-    page.wait_for_url(f"{url}/")
+    log_in(page, url, "rita", "pw-123456")
 
     held: list[Any] = []  # every save is held until the test lets it go
     page.route("**/decide.json", lambda route: held.append(route))

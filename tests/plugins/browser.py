@@ -77,6 +77,15 @@ class Rows:
         return TrainingJob.objects.create(ml_model=model, **{**defaults, **fields})
 
 
+
+def log_in(page: Any, url: str, username: str, password: str) -> None:
+    """Sign in through the real login form, as a person does, and wait for the dashboard."""
+    page.goto(f"{url}/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button:has-text('Log in')")
+    page.wait_for_url(f"{url}/")
+
 @pytest.fixture
 def rows() -> Rows:
     return Rows()
