@@ -141,10 +141,15 @@ def _encoder_ratios(rows: list[tuple[Any, ...]]) -> dict[int, float]:
     """{adapted encoder id: its size over the adapted type's reference} for the encoders the
     adapted jobs in `rows` (observed_rates' rows) fine-tuned."""
     ids = {int((row[2] or {}).get("encoder_model_id") or 0) for row in rows if row[0] == ADAPTED}
-    reference = REGISTRY[ADAPTED].speed.measured_on or MINILM_L6
-    return {pk: model_size.shape_ratio((metrics or {}).get("encoder_shape"), reference=reference)
-            for pk, metrics in MLModel.objects.filter(pk__in=ids - {0})
-            .values_list("pk", "metrics")}
+    return {pk: _encoder_ratio(metrics) for pk, metrics in
+            MLModel.objects.filter(pk__in=ids - {0}).values_list("pk", "metrics")}
+
+
+def _encoder_ratio(metrics: dict[str, Any] | None) -> float:
+    """An adapted encoder's size, from its adapt job's metrics, over the encoder the adapted
+    type's figures are for (1.0 for one adapted before sizes were recorded)."""
+    return model_size.shape_ratio((metrics or {}).get("encoder_shape"),
+                                  reference=REGISTRY[ADAPTED].speed.measured_on or MINILM_L6)
 
 
 def adapted_figures(*, encoder: MLModel, rate: float, overhead: float) -> tuple[float, float]:
@@ -152,8 +157,7 @@ def adapted_figures(*, encoder: MLModel, rate: float, overhead: float) -> tuple[
     MiniLM-L6, scaled by the encoder's size as its adapt job recorded it (an encoder adapted
     from a BERT-base model does eight times the work per token); the figures themselves for an
     encoder adapted before sizes were recorded."""
-    ratio = model_size.shape_ratio((encoder.metrics or {}).get("encoder_shape"),
-                                   reference=REGISTRY[ADAPTED].speed.measured_on or MINILM_L6)
+    ratio = _encoder_ratio(encoder.metrics)
     return rate / ratio, overhead * model_size.overhead_share(ratio)
 
 
