@@ -39,6 +39,16 @@ def project_current(request: HttpRequest) -> Any:
     return services.project_personal(user=user)  # a user never has no project
 
 
+def project_last_restore(*, request: HttpRequest | None, user: Any, **_: Any) -> None:
+    """On login (user_logged_in): back to the project last worked in, if still a member;
+    otherwise the session holds none and project_current gives the personal project."""
+    if request is None or not hasattr(request, "session"):
+        return
+    last = selectors.project_last_used_id(user=user)
+    if last is not None:
+        request.session[SESSION_KEY] = last
+
+
 class CurrentProjectMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response

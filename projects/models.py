@@ -69,6 +69,19 @@ class Membership(models.Model):
         return ROLE_RANK[self.role] >= ROLE_RANK[role]
 
 
+class LastProject(models.Model):
+    """The project a person last chose to work in: where their next login lands, while they
+    are still a member of it (projects.middleware.project_last_restore)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                primary_key=True, related_name="last_project")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    chosen_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.user_id} last worked in {self.project_id}"
+
+
 class Invitation(models.Model):
     """A link that adds whoever opens it (signing up first if they must) with a role.
 

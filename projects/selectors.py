@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 
 from . import policy
-from .models import Activity, Invitation, Membership, Project
+from .models import Activity, Invitation, LastProject, Membership, Project
 
 
 def project_list(*, user: Any) -> QuerySet[Project]:
@@ -21,6 +21,12 @@ def project_list_rows(*, user: Any) -> QuerySet[Project]:
         member_count=Count("memberships", distinct=True),
         my_role=Subquery(mine.values("role")[:1]),
     )
+
+
+def project_last_used_id(*, user: Any) -> int | None:
+    """The project the person last chose to work in, while they are still a member of it."""
+    return (LastProject.objects.filter(user_id=user.pk, project__memberships__user_id=user.pk)
+            .values_list("project_id", flat=True).first())
 
 
 def project_counts(*, project: Project) -> dict[str, int]:

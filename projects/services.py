@@ -15,7 +15,15 @@ from django.db.models import Q
 from django.utils import timezone
 
 from . import policy
-from .models import ROLE_RANK, Activity, Invitation, Membership, Project, Role
+from .models import (
+    ROLE_RANK,
+    Activity,
+    Invitation,
+    LastProject,
+    Membership,
+    Project,
+    Role,
+)
 
 # The words people know these rows by, where Django's default plural ("ml models") is not it.
 _HOLDING_NAMES = {"classification.MLModel": "models", "classification.BatchJob": "batches",
@@ -85,6 +93,11 @@ def project_personal_id(*, user_id: int | None) -> int | None:
     for pk in Project.objects.filter(personal_for_id=user_id).values_list("pk", flat=True):
         return pk
     return project_personal(user=get_user_model().objects.get(pk=user_id)).pk
+
+
+def project_last_remember(*, user: Any, project: Project) -> None:
+    """The project a person chose to work in is where their next login lands."""
+    LastProject.objects.update_or_create(user_id=user.pk, defaults={"project": project})
 
 
 def project_create(*, user: Any, name: str) -> Project:

@@ -42,6 +42,7 @@ def _project(request: HttpRequest, pk: int) -> Project:
 
 def _switch_to(request: HttpRequest, project: Project) -> None:
     request.session[SESSION_KEY] = project.pk
+    services.project_last_remember(user=request.user, project=project)
 
 
 def _back(request: HttpRequest, project: Project, work: Callable[[], str]) -> HttpResponse:
