@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from literature import api_schema as request_bodies
 from literature import selectors, services
 from literature.forms import SavedSearchForm, form_initial
 from literature.models import SavedSearch, SearchRun
@@ -94,7 +95,8 @@ class SearchListApi(generics.GenericAPIView):
 
     @extend_schema(summary="Save a PubMed search (name, query, mindate, maxdate, collection, "
                            "ml_model, schedule; project defaults to your current one)",
-                   request=None, responses=None)
+                   request=request_bodies.SEARCH_CREATE,
+                   examples=request_bodies.SEARCH_CREATE_EXAMPLES, responses=None)
     def post(self, request: Request) -> Response:
         raw = request.data.get("project") if isinstance(request.data, dict) else None
         project = (policy.project_get(user=request.user, project_id=raw) if raw is not None
@@ -116,8 +118,9 @@ class SearchDetailApi(APIView):
     def get(self, request: Request, pk: int) -> Response:
         return Response(search_body(selectors.saved_search_get(user=request.user, pk=pk)))
 
-    @extend_schema(summary="Change a saved search (the fields given)", request=None,
-                   responses=None)
+    @extend_schema(summary="Change a saved search (the fields given)",
+                   request=request_bodies.SEARCH_CHANGE,
+                   examples=request_bodies.SEARCH_CHANGE_EXAMPLES, responses=None)
     def patch(self, request: Request, pk: int) -> Response:
         search = selectors.saved_search_get(user=request.user, pk=pk,
                                             action=policy.Action.UPLOAD)

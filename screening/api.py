@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from classification import selectors as classification_selectors
 from dataset_management import selectors as dataset_selectors
 from projects import policy
+from screening import api_schema as request_bodies
 from screening import (
     export,
     prisma_diagram,
@@ -78,7 +79,8 @@ def _created(request: Request, body: dict[str, Any], url_name: str, pk: Any,
 
 class SessionCollectionApi(SessionListApi):
     @extend_schema(summary="Start a screening session on a dataset or a finished batch",
-                   request=None, responses=None)
+                   request=request_bodies.SESSION_CREATE,
+                   examples=request_bodies.SESSION_CREATE_EXAMPLES, responses=None)
     def post(self, request: Request) -> Response:
         """The page's form validates it (a collection, the labels, a starting model that knows
         them...); 201 with the session at once: a starting model's scores arrive from the
@@ -118,7 +120,8 @@ class SimulationListApi(generics.GenericAPIView):
                                             self.paginate_queryset(runs)])
 
     @extend_schema(summary="Start a simulation run (a job on the inference queue)",
-                   request=None, responses=None)
+                   request=request_bodies.SIMULATION_CREATE,
+                   examples=request_bodies.SIMULATION_CREATE_EXAMPLES, responses=None)
     def post(self, request: Request) -> Response:
         """202 with the job and a Location to poll; refused (400) unless the dataset is fully
         labelled for the label, as on the page."""
@@ -163,8 +166,9 @@ class NextRecordApi(APIView):
 class DecideApi(APIView):
     @extend_schema(summary="Decide yes/no/unsure per label for a record (`values`, optional "
                            "`reasons` per label for a no, `note`); `final` and `done` are "
-                           "null while the session is blind to you", request=None,
-                   responses=None)
+                           "null while the session is blind to you",
+                   request=request_bodies.DECIDE,
+                   examples=request_bodies.DECIDE_EXAMPLES, responses=None)
     def post(self, request: Request, pk: int) -> Response:
         session = _session(request, pk, policy.Action.SCREEN)
         try:
@@ -211,7 +215,8 @@ class ConflictsApi(generics.GenericAPIView):
 
     @extend_schema(summary="A maintainer's resolution of a conflict (record, label, value, "
                            "note; stage `full_text` with its required exclusion_reason)",
-                   request=None, responses=None)
+                   request=request_bodies.CONFLICT_RESOLVE,
+                   examples=request_bodies.CONFLICT_RESOLVE_EXAMPLES, responses=None)
     def post(self, request: Request, pk: int) -> Response:
         session = _session(request, pk)
         try:

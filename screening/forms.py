@@ -87,7 +87,8 @@ class SessionForm(forms.Form):
     starting_model = forms.ModelChoiceField(queryset=None, required=False,
                                             empty_label="None (cold start)")
     order = forms.ChoiceField(choices=[("most_likely", "Most likely first"),
-                                       ("least_certain", "Least certain first")])
+                                       ("least_certain", "Least certain first")],
+                              initial="most_likely")
     reviewers_per_record = setting_field("reviewers_per_record", initial=1,
                                          help_text="1 or 2 (2: blind dual screening)")
     ranker_every = setting_field("ranker_every", initial=10)

@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from screening import api_schema as request_bodies
 from screening import fulltext, fulltext_selectors, selectors, visibility
 from screening.errors import ScreeningError
 
@@ -58,7 +59,7 @@ class FullTextRecordApi(APIView):
 
     @extend_schema(summary="Attach the report's PDF (multipart `file`): kept with its text "
                            "(201), or 400 naming the bound it broke, nothing kept",
-                   request=None, responses=None)
+                   request=request_bodies.FULLTEXT_ATTACH, responses=None)
     def post(self, request: Request, pk: int, record: int) -> Response:
         found = _record(request, pk, record)
         upload = request.FILES.get("file")
@@ -74,8 +75,9 @@ class FullTextRecordApi(APIView):
 
 class FullTextDecideApi(APIView):
     @extend_schema(summary="Your yes/no per label at full text; a no needs `reasons[label]`, "
-                           "one of the session's exclusion reasons", request=None,
-                   responses=None)
+                           "one of the session's exclusion reasons",
+                   request=request_bodies.FULLTEXT_DECIDE,
+                   examples=request_bodies.FULLTEXT_DECIDE_EXAMPLES, responses=None)
     def post(self, request: Request, pk: int, record: int) -> Response:
         found = _record(request, pk, record)
         try:
@@ -89,8 +91,9 @@ class FullTextDecideApi(APIView):
 
 
 class FullTextNotRetrievedApi(APIView):
-    @extend_schema(summary="Mark the report not retrieved, with a `reason`", request=None,
-                   responses=None)
+    @extend_schema(summary="Mark the report not retrieved, with a `reason`",
+                   request=request_bodies.NOT_RETRIEVED,
+                   examples=request_bodies.NOT_RETRIEVED_EXAMPLES, responses=None)
     def post(self, request: Request, pk: int, record: int) -> Response:
         found = _record(request, pk, record)
         try:

@@ -22,6 +22,7 @@ from django.db import transaction
 from rest_framework.test import APIClient
 
 from projects import services as project_services
+from tests.api_docs_support import screening_example_ids
 from tests.batch_support import DEMO_SLICE
 
 pytestmark = pytest.mark.django_db
@@ -83,12 +84,15 @@ def send(api: APIClient, example: Example, ids: dict[str, Any]) -> Any:
 
     url = re.sub(r"\{(\w+)\}", path_id, example.path)
     body = dict(example.value)
+    section = example.path.split("/")[2]
+    if "record" in body:  # a screening decision or resolution names its record
+        body["record"] = ids[(section, "record:" + example.path.rstrip("/").rsplit("/", 1)[-1])]
     if "dataset" in body:
-        body["dataset"] = ids[("datasets", "id")]
+        body["dataset"] = ids.get((section, "dataset"), ids[("datasets", "id")])
     if "datasets" in body:  # the adaptation example names the datasets to read
         body["datasets"] = [ids[("datasets", "id")]]
     if "project" in body:  # an upload names its project (required when there are several)
-        body["project"] = ids[("projects", "id")]
+        body["project"] = ids.get((section, "project"), ids[("projects", "id")])
     if "member_ids" in body:
         body["member_ids"] = ids[("models", "member_ids")]
     if example.media_type == "application/json":
@@ -121,7 +125,8 @@ def test_every_request_example_in_the_docs_is_answered_without_a_400(
                       label_names=trained_model.label_names)
     ids = {("datasets", "id"): dataset.pk, ("models", "id"): trained_model.pk,
            ("models", "member_ids"): [trained_model.pk, twin.pk], ("jobs", "id"): job.pk,
-           ("projects", "id"): team.pk, ("projects", "user_id"): demo.pk}
+           ("projects", "id"): team.pk, ("projects", "user_id"): demo.pk,
+           **screening_example_ids(user)}
     examples = list(request_examples(read_schema(api)))
     assert len(examples) >= 9, [str(e) for e in examples]
 
