@@ -157,7 +157,7 @@ def adapt_job_create(*, owner: Any, datasets: list[Dataset], batches: list[Batch
             f"{lifecycle._who(owner)} started adapting {cleaned.get('adapt_base', 'minilm')} "
             f"on {len(datasets)} dataset(s) and {len(batches)} batch(es) as “{ml_model.name}”"))
         if enqueue:
-            lifecycle._enqueue_on_commit(job)
+            lifecycle._enqueue_on_commit(job, created=True)
     return job
 
 
