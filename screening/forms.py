@@ -110,12 +110,39 @@ class SessionForm(forms.Form):
                 self.has_error("dataset") or self.has_error("batch")):
             raise forms.ValidationError("Choose one collection to screen: a dataset or a "
                                         "finished batch.")
+        unknown = labels_unknown_to(dataset=data.get("dataset"),
+                                    labels=_labels_listed(data.get("labels") or ""))
+        if unknown:
+            self.add_error("labels", labels_unknown_message(dataset=data["dataset"],
+                                                            unknown=unknown))
         return data
 
     def session_kwargs(self) -> dict[str, Any]:
         data = dict(self.cleaned_data)
-        data["labels"] = [x.strip() for x in data["labels"].split(",") if x.strip()]
+        data["labels"] = _labels_listed(data["labels"])
         return data
+
+
+def _labels_listed(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def labels_unknown_to(*, dataset: Any, labels: list[str]) -> list[str]:
+    """The labels a labelled dataset does not have, in the order given.
+
+    A labelled dataset's records keep its rows' labels as their truth, which can say nothing
+    of a label it lacks; such a label is most often a slip ("oncology" for "oncological"),
+    and a session started on it could never be renamed. An unlabelled dataset (prediction-only)
+    and a batch carry no truth: any label can be screened for.
+    """
+    known = set(getattr(dataset, "label_names", None) or [])
+    return [label for label in labels if label not in known] if known else []
+
+
+def labels_unknown_message(*, dataset: Any, unknown: list[str]) -> str:
+    return (f"Dataset “{dataset.name}” has no label {', '.join(unknown)}; it is labelled "
+            f"{', '.join(dataset.label_names)}. Screen for those, or screen an unlabelled "
+            "collection (a dataset imported without labels, or a batch) for new ones.")
 
 
 class LabelledDatasetChoice(forms.ModelChoiceField):
