@@ -118,7 +118,9 @@ class DatasetUploadSerializer(serializers.Serializer):
         required=False,
         help_text='Column overrides, e.g. {"title_column": "TI", "abstract_column": "AB", '
         '"label_column": "group", "label_separator": "|"}; also "text_column" (instead of an '
-        'abstract), "split_column", "label_map" ({"old": "new"}) and "unlabelled" (true). '
+        'abstract), "split_column", "label_map" ({"old": "new"}), "unlabelled" (true), '
+        '"no_label_rows" ("keep", the default, or "drop": multi-label rows without a label) '
+        'and "other_means_none" (true: the label "other" means no label). '
         "Omit to use the detected mapping.",
     )
     split_ratios = serializers.ListField(

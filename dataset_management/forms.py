@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
+from .mapping import NO_LABEL_DROP, NO_LABEL_KEEP
 from .splitting import split_ratios_validate
 
 
@@ -27,6 +28,14 @@ class DatasetUploadForm(forms.Form):
         required=False, help_text='JSON, e.g. {"0": "cardiovascular", "1": "oncological"}'
     )
     unlabelled = forms.BooleanField(required=False, help_text="Prediction only: ignore labels.")
+    no_label_rows = forms.ChoiceField(
+        required=False, initial=NO_LABEL_KEEP,
+        choices=[(NO_LABEL_KEEP, "Keep as examples of “none of these”"),
+                 (NO_LABEL_DROP, "Drop them")],
+        help_text="Multi-label: rows with an empty label cell or a label such as “none”.",
+    )
+    other_means_none = forms.BooleanField(
+        required=False, help_text="Multi-label: the label “other” means “none of these”.")
     split_ratios = forms.CharField(initial="0.8,0.1,0.1")
     seed = forms.IntegerField(initial=42)
 
@@ -63,7 +72,8 @@ class DatasetUploadForm(forms.Form):
     def mapping_overrides(self) -> dict[str, Any]:
         data = self.cleaned_data
         keys = ("title_column", "abstract_column", "label_column", "split_column",
-                "label_separator", "label_map", "unlabelled")
+                "label_separator", "label_map", "unlabelled", "no_label_rows",
+                "other_means_none")
         return {k: data[k] for k in keys if data.get(k) not in (None, "", False)}
 
 

@@ -48,8 +48,11 @@ LABEL_SEPARATORS = ("|", ";", ",")
 # Keys a caller (form, CLI) may pass; anything else is a programming error, not user input.
 OVERRIDE_KEYS = {
     "title_column", "abstract_column", "text_column", "label_column", "split_column",
-    "label_separator", "label_map", "unlabelled",
+    "label_separator", "label_map", "unlabelled", "no_label_rows", "other_means_none",
 }
+# What a multi-label import does with a row left without labels: keep it as an example of
+# "none of these" (the default), or drop it.
+NO_LABEL_KEEP, NO_LABEL_DROP = "keep", "drop"
 
 # The preview pages' column selects (datasets, evaluate) -> override keys (OVERRIDE_KEYS).
 MAPPING_FIELDS = {
@@ -58,6 +61,8 @@ MAPPING_FIELDS = {
     "map_label": "label_column",
     "map_split": "split_column",
     "map_label_separator": "label_separator",
+    "map_no_label_rows": "no_label_rows",
+    "map_other_means_none": "other_means_none",
 }
 
 
@@ -70,6 +75,10 @@ class ColumnMapping:
     # None: detect from the values; "" : single-label, never split.
     label_separator: str | None = None
     label_map: dict[str, str] = field(default_factory=dict)
+    # Multi-label only (dataset_management.unlabelled): NO_LABEL_KEEP or NO_LABEL_DROP, and
+    # whether the label "other" means "none of these" (it is a real class in many files).
+    no_label_rows: str = NO_LABEL_KEEP
+    other_means_none: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -110,6 +119,9 @@ def mapping_detect(
     if "label_separator" in overrides:
         sep = str(overrides["label_separator"])
         mapping.label_separator = "" if sep.lower() in ("none", "single") else sep
+    mapping.no_label_rows = str(overrides.get("no_label_rows", NO_LABEL_KEEP)).strip().lower()
+    mapping.other_means_none = str(overrides.get("other_means_none", "")).lower() in (
+        "1", "true", "yes", "on")
     _mapping_check(mapping, columns=columns, require_text=require_text)
     return mapping
 
@@ -179,6 +191,9 @@ def _mapping_check(mapping: ColumnMapping, *, columns: list[str], require_text: 
     roles = [c for c in (mapping.title, mapping.abstract, mapping.label, mapping.split) if c]
     if len(set(roles)) < len(roles):
         raise DatasetFileError("One column cannot play two roles (title, text, label, split).")
+    if mapping.no_label_rows not in (NO_LABEL_KEEP, NO_LABEL_DROP):
+        raise DatasetFileError(f"Rows without a label are '{NO_LABEL_KEEP}' or "
+                               f"'{NO_LABEL_DROP}', not '{name_shown(mapping.no_label_rows)}'.")
 
 
 def mapping_detect_stream(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from .mapping import label_separator_detect, labels_parse, mapping_detect_stream
 from .readers import ERROR_KEY, import_caps, read_records
 from .readers.base import cell_text
 from .readers.errors import DatasetFileError
+from .unlabelled import labels_none_removed, no_label_count, no_label_summary
 from .upload_files import check_size, chunks, safe_filename, spool
 
 PREVIEW_ROWS = 10
@@ -55,25 +57,28 @@ def dataset_preview(
     separator = mapping.label_separator
     if separator is None:
         separator = label_separator_detect(raw_values=raw)
-    rows, counts = [], {}
-    for record in sample:
-        if ERROR_KEY in record:
-            continue
-        labels = labels_parse(raw=record.get(mapping.label, ""), separator=separator,
-                              label_map=mapping.label_map) if mapping.label else ()
-        for label in labels:
-            counts[label] = counts.get(label, 0) + 1
-        if len(rows) < PREVIEW_ROWS:
-            rows.append({
-                "title": cell_text(record.get(mapping.title)) if mapping.title else "",
-                "abstract": cell_text(record.get(mapping.abstract)),
-                "labels": list(labels),
-            })
+    parsed = [(record, labels_parse(raw=record.get(mapping.label, ""), separator=separator,
+                                    label_map=mapping.label_map) if mapping.label else ())
+              for record in sample if ERROR_KEY not in record]
+    multilabel = any(len(labels) > 1 for _, labels in parsed) or bool(separator)
+    no_label = no_label_summary(
+        count=no_label_count(labels=[labels for _, labels in parsed],
+                             other_means_none=mapping.other_means_none),
+        multilabel=multilabel, mapping=mapping, sampled=True,
+    ) if mapping.label else {}
+    if multilabel:  # as import reads them: a label meaning "none" is no class
+        kept = labels_none_removed(labels=[labels for _, labels in parsed],
+                                   other_means_none=mapping.other_means_none)
+        parsed = [(record, labels) for (record, _), labels in zip(parsed, kept, strict=True)]
+    counts: Counter[str] = Counter(name for _, labels in parsed for name in labels)
+    rows = [{"title": cell_text(record.get(mapping.title)) if mapping.title else "",
+             "abstract": cell_text(record.get(mapping.abstract)), "labels": list(labels)}
+            for record, labels in parsed[:PREVIEW_ROWS]]
     return Preview(
         format=stream.format, encoding=stream.encoding, columns=stream.columns,
         mapping=mapping.as_dict() | {"label_separator": separator}, rows=rows,
-        report={"rows_sampled": len(sample), "label_counts_in_sample": counts,
-                "multilabel": any(len(r["labels"]) > 1 for r in rows) or bool(separator)},
+        report={"rows_sampled": len(sample), "label_counts_in_sample": dict(counts),
+                "multilabel": multilabel, "no_label_rows": no_label},
         details=stream.details,
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import shutil
 import sys
@@ -35,6 +36,7 @@ from .placement import (
 from .readers import DatasetFileError, import_caps
 from .rows import JSON_COLUMNS, ROWS_SCHEMA, STAGING_SCHEMA, row_json
 from .splitting import DEFAULT_RATIOS, SPLIT_ALIASES, SPLITS, split_assign, split_ratios_validate
+from .unlabelled import unlabelled_rows_settle
 from .upload_files import check_size, safe_filename, spool
 from .validation import ReportBuilder
 
@@ -250,9 +252,7 @@ def _stream_rows(articles: ArticleStream, parsed: _Parsed, writer: pq.ParquetWri
         if not article.text:
             builder.drop(row=row, reason="empty text")
             continue
-        if m.label and not has_label:
-            builder.drop(row=row, reason="no label")
-            continue
+        # A row without a label stays until the whole file says what it is (unlabelled.py).
         builder.keep(row=row, text=article.text)
         # Label cells repeat a handful of values across millions of rows: keep one copy of each.
         parsed.raw_labels.append(sys.intern(raw_label) if isinstance(raw_label, str) else raw_label)
@@ -286,25 +286,25 @@ def _finish(dataset: Dataset, parsed: _Parsed, workdir: Path, *, ratios, seed: i
     labels: list[tuple[str, ...]] | None = None
     label_names: list[str] = []
     y: np.ndarray | None = None
-    separator = ""
+    separator, multilabel, keep, settled = "", False, None, None
     if m.label:
         separator = m.label_separator
         if separator is None:
             separator = label_separator_detect(raw_values=parsed.raw_labels)
         labels = _labels_parse_all(parsed.raw_labels, separator=separator, label_map=m.label_map)
+        settled = unlabelled_rows_settle(labels=labels, mapping=m, builder=builder)
+        labels, multilabel, keep = settled.labels, settled.multilabel, settled.keep
+        if keep is not None:
+            parsed.split_hints = list(itertools.compress(parsed.split_hints, keep.tolist()))
         label_names = sorted({name for row in labels for name in row})
         if len(label_names) == 1:
             raise DatasetFileError(
                 f"Only one label ('{label_names[0]}') found: a classifier needs at least two. "
                 "Import the file as unlabelled to use it for prediction only."
             )
-        position = {name: i for i, name in enumerate(label_names)}
-        y = np.zeros((len(labels), len(label_names)), dtype=np.uint8)
-        for i, row in enumerate(labels):
-            y[i, [position[name] for name in row]] = 1
+        y = _label_matrix(labels, label_names)
         if all(name.lstrip("-").isdigit() for name in label_names) and not m.label_map:
             builder.notes.append("Labels are numbers; give a label map to name them.")
-    multilabel = labels is not None and any(len(row) > 1 for row in labels)
     hints = parsed.split_hints
     if m.split:
         codes = np.array([SPLITS.index(h) for h in hints], dtype=np.int8)
@@ -327,10 +327,11 @@ def _finish(dataset: Dataset, parsed: _Parsed, workdir: Path, *, ratios, seed: i
         "delimiter": parsed.details.get("delimiter", ""), "columns": parsed.columns,
         "mapping": m.as_dict() | {"label_separator": separator},
         "label_separator": separator, "multilabel": multilabel,
+        "no_label_rows": settled.summary if settled else {},
         "split": split_info | {"sizes": sizes, "seed": seed,
                                "ratios": dict(zip(SPLITS, ratios, strict=True))},
     })
-    _write_rows(workdir / "staging.parquet", workdir / "rows.parquet", labels, codes)
+    _write_rows(workdir / "staging.parquet", workdir / "rows.parquet", labels, codes, keep)
     dataset.text_fields = m.text_fields
     dataset.label_field = m.label or ""
     dataset.label_names = label_names
@@ -339,6 +340,15 @@ def _finish(dataset: Dataset, parsed: _Parsed, workdir: Path, *, ratios, seed: i
     dataset.label_counts = report.get("label_counts", {})
     dataset.split_sizes = sizes
     dataset.report = report
+
+
+def _label_matrix(labels: list[tuple[str, ...]], label_names: list[str]) -> np.ndarray:
+    """Row x label 0/1; a row without a label (kept in a multi-label dataset) is all zeros."""
+    position = {name: i for i, name in enumerate(label_names)}
+    y = np.zeros((len(labels), len(label_names)), dtype=np.uint8)
+    for i, row in enumerate(labels):
+        y[i, [position[name] for name in row]] = 1
+    return y
 
 
 def _straddling_notes(groups: np.ndarray, codes: np.ndarray) -> list[str]:
@@ -370,12 +380,17 @@ def _labels_parse_all(
     return out
 
 
-def _write_rows(staging: Path, target: Path, labels, codes: np.ndarray) -> None:
+def _write_rows(staging: Path, target: Path, labels, codes: np.ndarray,
+                keep: np.ndarray | None = None) -> None:
+    """The final rows: staging's, less those `keep` (per staged row) drops."""
     # pre_buffer would fetch every row group ahead at once: a second copy of the whole file.
     source = pq.ParquetFile(staging, pre_buffer=False)
-    start = 0
+    start = staged = 0
     with pq.ParquetWriter(target, ROWS_SCHEMA) as writer:
         for batch in source.iter_batches(batch_size=BATCH_ROWS):
+            if keep is not None:
+                staged, part = staged + batch.num_rows, keep[staged:staged + batch.num_rows]
+                batch = batch.filter(pa.array(part))
             n = batch.num_rows
             stop = start + n
             writer.write_batch(pa.record_batch({

@@ -54,6 +54,19 @@ class ReportBuilder:
         self._groups = None
         return index
 
+    def keep_only(self, *, keep: np.ndarray, reason: str) -> None:
+        """Drop the kept rows where `keep` is False, for a reason only the whole file tells
+        (whether it is multi-label decides what a row without a label is)."""
+        for index in np.flatnonzero(~keep).tolist():
+            self.drop(row=self.source_rows[index], reason=reason)
+        stay = np.flatnonzero(keep)
+        self.source_rows = _taken(self.source_rows, stay, np.int32)
+        self.chars = _taken(self.chars, stay, np.int32)
+        self.words = _taken(self.words, stay, np.int32)
+        halves = np.frombuffer(self._digests, dtype=np.int64).reshape(-1, 2)[stay]
+        self._digests = array("q", halves.ravel().tobytes())
+        self._groups = None
+
     def groups(self) -> np.ndarray:
         """Per kept row, the index of the first row with the same text: its group's id."""
         if self._groups is None:
@@ -132,6 +145,12 @@ class ReportBuilder:
             "conflicting_row_ids": conflicting,
             "conflicting_file_rows": [[source[i] for i in rows] for rows in conflicting],
         }
+
+
+def _taken(values: array, rows: np.ndarray, dtype: type) -> array:
+    out = array(values.typecode)
+    out.frombytes(np.frombuffer(values, dtype=dtype)[rows].tobytes())
+    return out
 
 
 def _first_of_equal(digests: array, n: int) -> np.ndarray:

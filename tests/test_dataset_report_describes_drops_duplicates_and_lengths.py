@@ -6,12 +6,12 @@ def test_report_counts_drops_duplicates_and_length_stats(import_file, tmp_path):
         "B,Brain tumour,neurological|oncological\n"
         "A,Heart attack,neurological\n"          # same text, other label
         ",,cardiovascular\n"                      # no text
-        "C,Seizures,\n"                           # no label
+        "C,Seizures,\n"                           # no label: dropped, as asked
         "D,Too,many,fields\n"
         "E,Lung cancer,Oncological\n"
         "F,Stroke unit,NEUROLOGICAL \n"
     )
-    report = import_file(path).report
+    report = import_file(path, mapping={"no_label_rows": "drop"}).report
     assert report["rows_read"] == 8
     assert report["rows_kept"] == 5
     assert report["dropped_by_reason"] == {

@@ -27,9 +27,16 @@ def test_mesh_headings_are_the_labels_when_named(import_file):
 def test_keywords_are_the_labels_when_named(import_file):
     dataset = import_file(EFETCH, mapping={"label_column": "keywords"})
     assert dataset.label_names == ["health care and public health", "legal approach"]
-    # The second article has no keywords: with a label column it has no label to learn from.
-    assert dataset.row_count == 1
-    assert dataset.report["dropped_by_reason"] == {"no label": 1}
+    # The second article has no keywords: in a multi-label dataset it is kept as an example of
+    # none of these, unless the import is asked to drop such rows.
+    assert dataset.row_count == 2
+    assert dataset.report["no_label_rows"]["action"] == "kept"
+
+
+def test_an_article_without_keywords_is_dropped_when_asked(import_file):
+    dropped = import_file(EFETCH, mapping={"label_column": "keywords", "no_label_rows": "drop"})
+    assert dropped.row_count == 1
+    assert dropped.report["dropped_by_reason"] == {"no label": 1}
 
 
 def test_publication_types_are_the_labels_when_named(import_file):

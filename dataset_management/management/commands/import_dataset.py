@@ -57,6 +57,11 @@ class Command(BaseCommand):
         parser.add_argument("--label-separator", help="'none' for single-label")
         parser.add_argument("--label-map", help='JSON object, e.g. {"0": "cardiovascular"}')
         parser.add_argument("--unlabelled", action="store_true", help="ignore any label column")
+        parser.add_argument("--no-label-rows", choices=("keep", "drop"),
+                            help="multi-label: keep rows without a label as examples of none "
+                                 "of these (the default), or drop them")
+        parser.add_argument("--other-means-none", action="store_true",
+                            help="multi-label: the label 'other' means no label")
         parser.add_argument("--split-ratios", default="0.8,0.1,0.1")
         parser.add_argument("--seed", type=int, default=42)
 
@@ -75,7 +80,7 @@ class Command(BaseCommand):
             raise CommandError(f"Bad option value: {exc}") from None
         mapping = {key: options[key] for key in (
             "title_column", "abstract_column", "text_column", "label_column", "split_column",
-            "label_separator",
+            "label_separator", "no_label_rows", "other_means_none",
         )}
         mapping |= {"label_map": label_map, "unlabelled": options["unlabelled"]}
         owner, project = _destination(username=options["owner"], project_id=options["project"])
