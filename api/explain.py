@@ -27,9 +27,9 @@ from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from api.ownership import Action, model_get
+from api.predict_inputs import capped_text
 from classification.engine.types import article_text
 from classification.mlmodels.explanations import (
-    EXPLAIN_MAX_CHARS,
     EXPLAIN_MAX_LABELS,
     ExplainBusy,
     mlmodel_explain,
@@ -61,8 +61,8 @@ EXPLAIN_EXAMPLES = [
 class ExplainInputSerializer(serializers.Serializer):
     """`text`, or `title` and/or `abstract` (joined as the model saw them in training)."""
 
-    text = serializers.CharField(required=False, max_length=EXPLAIN_MAX_CHARS,
-                                 help_text="The text to explain.")
+    text = capped_text(required=False, help_text="The text to explain (up to MAX_TEXT_CHARS "
+                       "characters).")
     title = serializers.CharField(required=False, allow_blank=True, max_length=2000)
     abstract = serializers.CharField(required=False, allow_blank=True, max_length=100_000)
     labels = serializers.ListField(

@@ -16,6 +16,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api.predict_inputs import ArticleSerializer, capped_text
 from api.presenters import job_history_window, job_phase_display, model_headline_metrics
 from classification.engine.metadata import FIELDS as METADATA_FIELDS
 from classification.engine.schema import (
@@ -350,31 +351,16 @@ class JobSerializer(ExpandableSerializer):
 # --- Prediction ---------------------------------------------------------------------------------
 
 
-class ArticleSerializer(serializers.Serializer):
-    title = serializers.CharField(required=False, allow_blank=True, default="")
-    abstract = serializers.CharField(required=False, allow_blank=True, default="")
-    # Metadata a model trained with it reads beside the text (engine/metadata.py); each may be
-    # left out, and a model trained on text only ignores them.
-    journal = serializers.CharField(required=False, allow_blank=True, max_length=500,
-                                    help_text="The journal's name.")
-    mesh = serializers.ListField(child=serializers.CharField(max_length=500), required=False,
-                                 max_length=200, help_text="MeSH headings.")
-    publication_types = serializers.ListField(
-        child=serializers.CharField(max_length=500), required=False, max_length=50,
-        help_text="Publication types, e.g. Randomized Controlled Trial.")
-    keywords = serializers.ListField(child=serializers.CharField(max_length=500),
-                                     required=False, max_length=200, help_text="Keywords.")
-
-
 class PredictInputSerializer(serializers.Serializer):
     """Exactly one of `text`, `texts` or `articles`.
 
     Up to SYNC_PREDICT_MAX_TEXTS texts are classified inline (200); more become a batch job on
     the inference worker (202 with the batch and its Location)."""
 
-    text = serializers.CharField(required=False, help_text="One text to classify.")
-    texts = serializers.ListField(child=serializers.CharField(), required=False, max_length=1000,
-                                  help_text="Many texts (up to 1000).")
+    text = capped_text(required=False, help_text="One text to classify (up to MAX_TEXT_CHARS "
+                       "characters, 102,002 unless set).")
+    texts = serializers.ListField(child=capped_text(), required=False, max_length=1000,
+                                  help_text="Many texts (up to 1000, each up to MAX_TEXT_CHARS).")
     articles = ArticleSerializer(many=True, required=False,
                                  help_text="Title + abstract pairs (up to 1000).")
     threshold = serializers.ChoiceField(

@@ -14,7 +14,8 @@ from core import uploads
 
 
 class UploadSizeLimitMiddleware:
-    """A 413 with a plain reason for a multipart body past MAX_UPLOAD_SIZE_MB.
+    """A 413 with a plain reason for a multipart body past MAX_UPLOAD_SIZE_MB, or any other body
+    (JSON, a form) past MAX_BODY_MB.
 
     A declared Content-Length past the limit is refused before the body is read. A body without
     one (chunked) or a file larger than the declared length let through is counted while it
@@ -32,11 +33,17 @@ class UploadSizeLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.content_type == "multipart/form-data":
-            try:
-                length = int(request.META.get("CONTENT_LENGTH") or 0)
-            except ValueError:
-                length = 0
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if request.content_type != "multipart/form-data":
+            # JSON and forms are parsed whole in memory (DRF's parsers do not count), so a
+            # body past the cap is refused before a byte of it is read.
+            if length > uploads.plain_body_cap():
+                return refusal(request, title="Request too large",
+                               message=uploads.plain_body_reason(length), status=413)
+        else:
             if length > uploads.body_cap():
                 return self._refuse(
                     request,

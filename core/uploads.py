@@ -133,6 +133,17 @@ def body_cap() -> int:
     return settings.MAX_UPLOAD_SIZE + ENVELOPE_BYTES
 
 
+def plain_body_cap() -> int:
+    """The largest body that is not multipart (JSON, a form) a route reads, in bytes."""
+    return int(settings.MAX_BODY_MB * 2**20)
+
+
+def plain_body_reason(length: int) -> str:
+    return (f"This request's body is {length / 2**20:.1f} MB; the limit is "
+            f"{settings.MAX_BODY_MB:g} MB (MAX_BODY_MB). Send fewer texts at once, or upload "
+            "them as a file (a batch). Nothing was read.")
+
+
 def accept_chunked_body(request: HttpRequest) -> bool:
     """Let Django parse a de-chunked multipart body, read through ``CappedInput``.
 

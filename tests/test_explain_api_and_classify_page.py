@@ -79,7 +79,7 @@ def test_the_api_takes_text_chosen_labels_and_top_k(api: APIClient, trained_mode
     ({"text": "heart", "title": "heart"}, "Give either text"),
     ({"title": "  ", "abstract": ""}, "Give either text"),
     ({"text": "heart", "labels": ["dermatology"]}, "Unknown label 'dermatology'"),
-    ({"text": "heart " * 20_001}, "no more than 102002 characters"),
+    ({"text": "heart " * 20_001}, "At most 102,002 characters per text (MAX_TEXT_CHARS)"),
 ])
 def test_the_api_refuses_what_it_cannot_explain(
     api: APIClient, trained_model: Any, payload: dict, message: str

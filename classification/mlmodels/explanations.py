@@ -12,14 +12,16 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
+
 from classification import ml_models
 from classification.engine.explain import LINEAR, ExplanationUnavailable, explanation_method
 from classification.mlmodels.prediction import _classifier
 from classification.mlmodels.searches import search_winner
 from classification.models import MLModel
 
-# The Classify form's title (2,000) and abstract (100,000) with the blank line between them.
-EXPLAIN_MAX_CHARS = 102_002
+# MAX_TEXT_CHARS: by default the Classify form's title (2,000) and abstract (100,000) joined.
+EXPLAIN_MAX_CHARS = settings.MAX_TEXT_CHARS
 EXPLAIN_MAX_LABELS = 50
 EXPLAIN_TOP_K = 10
 EXPLAIN_CONCURRENCY = 1
