@@ -8,6 +8,13 @@ def stale_simulations_fail() -> str:
     return simulation_runs_fail_stale()
 
 
+def stale_ranker_locks_clear() -> str:
+    """Beat's maintenance step (core.registry) for ranker refreshes whose worker stopped."""
+    from screening.ranking import ranker_locks_clear_stale
+
+    return ranker_locks_clear_stale()
+
+
 class ScreeningConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "screening"
@@ -18,4 +25,7 @@ class ScreeningConfig(AppConfig):
 
         registry.maintenance_step_register(
             name="stale_screening_simulations", func=stale_simulations_fail, order=50
+        )
+        registry.maintenance_step_register(
+            name="stale_screening_ranker_locks", func=stale_ranker_locks_clear, order=51
         )

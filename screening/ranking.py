@@ -16,11 +16,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from classification import services as classification_services
 from classification.engine.types import article_text
+from core.models import WorkerHeartbeat
 from core.queueing import task_send_on_commit
 from screening import encoder, ranker
 from screening.models import Record, ScreeningSession
@@ -29,20 +30,70 @@ logger = logging.getLogger(__name__)
 
 TASK = "screening.tasks.ranker_refresh"
 # A refresh that has held the lock this long died with its worker; the next ask takes over.
+# Sooner when no live inference worker was already up when it took the lock (ranker_holder_gone).
 LOCK_STALE = timedelta(minutes=10)
 CHUNK = 1000
+WORKER_STOPPED = ("The ranker's worker stopped before it finished; the ranking will refresh "
+                  "on the next decisions.")
 
 
 def priority_of(*, scores: dict[str, float], order: str) -> float:
     return ranker.priority(scores=scores, order=order)
 
 
-def ranker_lock_take(*, session_id: int) -> bool:
-    """Take the refresh lock if nobody holds it (or its holder is stale); whether we got it."""
+def ranker_holder_gone(*, since: Any, now: Any = None,
+                       workers: list[WorkerHeartbeat] | None = None) -> bool:
+    """Whether the refresh that took the lock at `since` can no longer be running.
+
+    The lock is stamped when a refresh is asked and again when a worker starts it. Once a
+    heartbeat's timeout has passed, a refresh is alive only on an inference worker that is live
+    and was already up at the stamp: a killed worker stops beating and a restarted one starts
+    anew (the task, acknowledged when it started, died with it). A refresh still waiting in the
+    queue is judged the same way; clearing its lock only lets a second ask through.
+    """
+    now = now or timezone.now()
+    age = now - since
+    if age > LOCK_STALE:
+        return True
+    if age.total_seconds() <= settings.WORKER_HEARTBEAT_TIMEOUT:
+        return False
+    if workers is None:
+        workers = list(WorkerHeartbeat.objects.all())
+    return not any(w.is_live(now=now) and w.serves(settings.QUEUE_INFERENCE)
+                   and w.started_at <= since for w in workers)
+
+
+def ranker_running(*, session: ScreeningSession) -> bool:
+    """What the page and the API say: a refresh holds the lock and its worker may be at it."""
+    since = session.ranker_running_since
+    return since is not None and not ranker_holder_gone(since=since)
+
+
+def ranker_locks_clear_stale() -> str:
+    """Beat's maintenance step (core.registry): release the locks whose refresh's worker
+    stopped, saying so on the session, so the next decisions refresh the ranking again."""
     now = timezone.now()
-    free = Q(ranker_running_since__isnull=True) | Q(ranker_running_since__lt=now - LOCK_STALE)
-    return bool(ScreeningSession.objects.filter(free, pk=session_id).update(
-        ranker_running_since=now))
+    workers = list(WorkerHeartbeat.objects.all())
+    cleared = 0
+    held = ScreeningSession.objects.filter(
+        ranker_running_since__lt=now - timedelta(seconds=settings.WORKER_HEARTBEAT_TIMEOUT))
+    for pk, since in held.values_list("pk", "ranker_running_since"):
+        if ranker_holder_gone(since=since, now=now, workers=workers):
+            # Only the stamp read: a refresh that started meanwhile keeps its lock.
+            cleared += ScreeningSession.objects.filter(pk=pk, ranker_running_since=since).update(
+                ranker_running_since=None, ranker_error=WORKER_STOPPED)
+    return f"{cleared} screening ranker lock(s) of stopped workers released" if cleared else ""
+
+
+def ranker_lock_take(*, session_id: int) -> bool:
+    """Take the refresh lock if nobody holds it (or its holder is gone); whether we got it."""
+    now = timezone.now()
+    found = ScreeningSession.objects.filter(pk=session_id)
+    if found.filter(ranker_running_since__isnull=True).update(ranker_running_since=now):
+        return True
+    since = found.values_list("ranker_running_since", flat=True).first()
+    return bool(since and ranker_holder_gone(since=since, now=now) and found.filter(
+        ranker_running_since=since).update(ranker_running_since=now))
 
 
 def ranker_refresh_request(*, session_id: int) -> bool:
@@ -93,8 +144,8 @@ def ranker_refresh(*, session_id: int) -> ScreeningSession:
     scores and records the reason in ``ranker_error``; the lock is always released.
     """
     session = ScreeningSession.objects.select_related("starting_model").get(pk=session_id)
-    ScreeningSession.objects.filter(pk=session_id, ranker_running_since__isnull=True).update(
-        ranker_running_since=timezone.now())
+    # Stamped again at the start on the worker, which is up by now (see ranker_holder_gone).
+    ScreeningSession.objects.filter(pk=session_id).update(ranker_running_since=timezone.now())
     started_count = session.final_count
     problem = _starting_step(session) if session.starting_pending else ""
     try:

@@ -15,6 +15,7 @@ from projects import policy
 from screening import (
     agreement,
     highlight,
+    ranking,
     stopping,
     stopping_cs,
     stopping_cs_state,
@@ -248,7 +249,7 @@ def session_summary(*, session: ScreeningSession) -> dict[str, Any]:
         "collection": {"source": session.source, "name": session.collection_name,
                        "dataset": session.dataset_id,
                        "batch": session.batch_id.hex if session.batch_id else None},
-        "ranker_running": session.ranker_running_since is not None,
+        "ranker_running": ranking.ranker_running(session=session),
         # The starting model's scores are on their way (a job on the inference worker).
         "starting_scoring": session.starting_pending,
         "ranker_error": session.ranker_error,
