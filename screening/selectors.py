@@ -15,6 +15,7 @@ from projects import policy
 from screening import (
     agreement,
     highlight,
+    identity,
     ranking,
     stopping,
     stopping_cs,
@@ -104,7 +105,9 @@ def record_payload(*, record: Record, user: Any) -> dict[str, Any]:
     """What a reviewer sees: the text and their own decisions, never another reviewer's.
 
     The title and abstract come also as highlight segments of the session's include and
-    exclude terms; `locked` names the labels a maintainer has resolved (no longer changeable).
+    exclude terms; `title_shown` is the title or first sentence a list names it by, `citation`
+    its authors, year, journal and keywords; `locked` names the labels a maintainer has
+    resolved (no longer changeable).
     """
     session = record.session
     own = list(record.decisions.filter(reviewer=user, stage=Stage.TITLE_ABSTRACT)
@@ -112,6 +115,8 @@ def record_payload(*, record: Record, user: Any) -> dict[str, Any]:
     terms = {"include": session.include_terms or [], "exclude": session.exclude_terms or []}
     return {"id": record.pk, "position": record.position + 1, "ext_id": record.ext_id,
             "title": record.title, "abstract": record.abstract,
+            "title_shown": identity.record_title_shown(record=record),
+            "citation": identity.record_citation(record=record),
             "title_marks": highlight.highlight_segments(text=record.title, **terms),
             "abstract_marks": highlight.highlight_segments(text=record.abstract, **terms),
             "mine": {label: value for label, value, _, _ in own},

@@ -1,7 +1,8 @@
 """What a session screens: the rows of an imported dataset or of a finished batch.
 
 Both become the same plain rows (title, abstract, an identifier, every identifier and the
-citation - authors, year, journal - where the row has them, the dataset's own labels or None)
+citation - authors, year, journal, keywords - where the row has them, the dataset's own labels
+or None)
 that services.session_create copies into Records once, plus the facts PRISMA's counts
 need later (a batch is purged after a week; the session outlives it).
 """
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from classification.batches import selectors as batch_selectors
+from classification.engine import metadata
 from classification.models import BatchJob
 from dataset_management import selectors as dataset_selectors
 from dataset_management.export import item_id
@@ -27,11 +29,25 @@ class Collection:
     facts: dict[str, Any] = field(default_factory=dict)
 
 
-def _citation(found: dict[str, Any]) -> dict[str, Any]:
-    """Authors (a list), year and journal, only those present: what an export cites."""
+# A reviewer reads the keywords beside a record that has no abstract; a MEDLINE record's few
+# dozen MeSH headings are enough.
+MAX_KEYWORDS = 40
+
+
+def _citation(found: dict[str, Any], *, record: Any = None,
+              label_field: str | None = None) -> dict[str, Any]:
+    """Authors (a list), year, journal and keywords (a list: the source's keywords, then its
+    MeSH headings), only those present. The field the dataset's labels were read from is
+    never a keyword: it holds earlier decisions (Rayyan's and EndNote's keep them in RIS KW)."""
     out = {k: found.get(k) for k in ("authors", "year", "journal") if found.get(k)}
     if isinstance(out.get("authors"), str):
         out["authors"] = [out["authors"]]
+    fields = metadata.metadata_extract(citation=None, record=record if isinstance(
+        record, dict) else None)
+    keywords = [k for name in (metadata.KEYWORDS, metadata.MESH) if name != label_field
+                for k in fields.get(name, [])]
+    if keywords:
+        out["keywords"] = list(dict.fromkeys(keywords))[:MAX_KEYWORDS]
     return out
 
 
@@ -44,13 +60,16 @@ def collection_of_dataset(*, dataset: Any) -> Collection:
     if not dataset.rows_path:
         raise ScreeningError(f"Dataset “{dataset.name}” has no rows to screen.")
     labelled = bool(dataset.label_names)
+    label_field = metadata.metadata_label_field(dataset.label_field)
     rows = []
-    for row in dataset_selectors.dataset_rows_iter(dataset=dataset, with_record=False):
+    for row in dataset_selectors.dataset_rows_iter(dataset=dataset):
         identifiers = row.get("identifiers") or {}
         rows.append({
             "title": row.get("title") or "", "abstract": row.get("abstract") or "",
             "ext_id": str(next(iter(identifiers.values()), "") if identifiers else "")[:255],
-            "identifiers": dict(identifiers), "citation": _citation(row.get("citation") or {}),
+            "identifiers": dict(identifiers),
+            "citation": _citation(row.get("citation") or {}, record=row.get("record"),
+                                  label_field=label_field),
             "truth": list(row.get("labels") or []) if labelled else None,
         })
     if not any(_has_text(r) for r in rows):
@@ -80,7 +99,8 @@ def collection_of_batch(*, batch: BatchJob) -> Collection:
     for item in items:
         row = {"title": item.get("title") or "", "abstract": item.get("abstract") or "",
                "ext_id": str(item_id(item))[:255], "truth": None,
-               "identifiers": dict(item.get("identifiers") or {}), "citation": _citation(item)}
+               "identifiers": dict(item.get("identifiers") or {}),
+               "citation": _citation(item, record=item.get("record"))}
         if _has_text(row):
             rows.append(row)
         else:

@@ -1,5 +1,5 @@
-"""Who sees what of a screening session (issue 35: blind means blind), and what a record says
-about itself wherever it is shown (exports, conflicts, pages).
+"""Who sees what of a screening session (issue 35: blind means blind); what a record says about
+itself wherever it is shown is screening.identity's, read here too by pages and exports.
 
 projects.policy.screening_sight decides from the role and whether the session is blind; these
 reads apply it, so every page, export and API answer filters decisions the same way.
@@ -7,13 +7,13 @@ reads apply it, so every page, export and API answer filters decisions the same 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from projects import policy
 from screening import selectors
-from screening.models import Decision, Record, ScreeningSession, Stage
+from screening.identity import record_identity, record_title_shown  # noqa: F401 (read here)
+from screening.models import Decision, ScreeningSession, Stage
 
 
 @dataclass(frozen=True)
@@ -102,40 +102,3 @@ def conflicts_for(*, user: Any, session: ScreeningSession) -> list[dict[str, Any
         conflict["identity"] = record_identity(record=conflict["record"])
     return conflicts
 
-
-# --- what a record says about itself ---------------------------------------------------------
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
-SOURCE_LINKS = (("pmid", "https://pubmed.ncbi.nlm.nih.gov/{}/"), ("doi", "https://doi.org/{}"),
-                ("pmcid", "https://www.ncbi.nlm.nih.gov/pmc/articles/{}/"))
-
-
-def record_title_shown(*, record: Record, limit: int = 300) -> str:
-    """The title, else the text's first sentence (cut at `limit`), else the record's number: a
-    collection with one text column and no title still has every record told apart."""
-    if record.title.strip():
-        return " ".join(record.title.split())
-    text = " ".join(record.abstract.split())
-    if not text:
-        return f"Record {record.position + 1}"
-    first = _SENTENCE_END.split(text, maxsplit=1)[0]
-    return first if len(first) <= limit else first[:limit - 1].rstrip() + "…"
-
-
-def record_identity(*, record: Record) -> dict[str, Any]:
-    """Identifiers, citation and a source link: what traces a record back to its source.
-
-    `record_id` is MedLitBot's (the API's `record`), `row` the record's row in its collection,
-    `id` the collection's first identifier; PMID and DOI are "" where the source has none.
-    """
-    ids = {k: str(v) for k, v in (record.identifiers or {}).items() if v}
-    link = next((url.format(ids[k]) for k, url in SOURCE_LINKS if ids.get(k)), "")
-    if not link and ids.get("id", "").startswith(("http://", "https://")):
-        link = ids["id"]
-    cite = record.citation or {}
-    return {"record_id": record.pk, "row": record.position + 1, "id": record.ext_id,
-            "pmid": ids.get("pmid", ""), "doi": ids.get("doi", ""),
-            "identifiers": {"record_id": record.pk, **ids},
-            "authors": [str(a) for a in cite.get("authors") or []],
-            "year": str(cite.get("year", "")), "journal": str(cite.get("journal", "")),
-            "source_url": link, "title": record_title_shown(record=record)}

@@ -8,6 +8,8 @@
      exponential backoff, and leaving the page while any is unsaved asks first. The server's
      upsert makes a retried save harmless.
    - Undo (z) brings the reviewer's last decided record back to answer again.
+   - The citation (authors, year, journal) and keywords show above the abstract, which scrolls
+     in its own pane so the buttons stay in view; the save log names records by their title.
    The record's text is built from text nodes (highlights as <mark> elements): nothing of it
    is ever parsed as HTML. */
 (function () {
@@ -93,6 +95,7 @@
     $("record-position").textContent = "Record " + current.position + (current.ext_id ? " · " + current.ext_id : "");
     $("record-again").hidden = !again;
     marked($("record-title"), current.title_marks, current.title);
+    drawCitation(current.citation || {});
     marked($("record-abstract"), current.abstract_marks, current.abstract);
     var box = $("record-labels");
     box.textContent = "";
@@ -112,8 +115,33 @@
     });
   }
 
+  function drawCitation(cite) {
+    var authors = cite.authors || [], keywords = cite.keywords || [];
+    $("record-authors").textContent = authors.join(", ");
+    $("record-year").textContent = cite.year ? (authors.length ? " (" + cite.year + ")" : cite.year) : "";
+    $("record-journal").textContent = cite.journal ? ((authors.length || cite.year) ? " · " : "") + cite.journal : "";
+    $("record-citation").hidden = !(authors.length || cite.year || cite.journal);
+    var box = $("record-keywords");
+    box.textContent = "";
+    box.hidden = !keywords.length;
+    if (keywords.length) box.appendChild(document.createTextNode("Keywords: "));
+    keywords.forEach(function (word) {
+      var tag = document.createElement("span");
+      tag.className = "badge local keyword";
+      tag.textContent = word;
+      box.appendChild(tag);
+    });
+  }
+
+  // The log and its messages name a record by its title (or first sentence), cut to a line.
+  function named(record) {
+    var title = record.title_shown || ("Record " + record.position);
+    return title.length > 90 ? title.slice(0, 89) + "…" : title;
+  }
+
   function show(record, isAgain) {
     current = record; again = !!isAgain; answers = {}; at = 0;
+    $("record-abstract").scrollTop = 0;
     $("record-note").value = record.note || "";
     if (reasonBox) {
       var reasons = record.reasons || {};
@@ -236,7 +264,7 @@
         // Refused (a rule, not the network): retrying would be refused again. Said, and the
         // reviewer can press z to answer the record again.
         save.state = "refused"; save.message = explain(res);
-        showError("Record " + save.record.position + " was not saved: " + save.message);
+        showError("Record " + save.record.position + " was not saved (“" + named(save.record) + "”): " + save.message);
         queue.shift(); sending = false;
       }
       drawSaves();
@@ -252,7 +280,12 @@
       var li = document.createElement("li");
       li.setAttribute("data-record", save.record.id);
       li.setAttribute("data-state", save.state);
-      var text = "Record " + save.record.position + " · " + labels.map(function (l) { return l + ": " + save.values[l]; }).join(", ");
+      var title = document.createElement("span");
+      title.className = "save-title";
+      title.title = save.record.title_shown || "";
+      title.textContent = named(save.record);
+      li.appendChild(title);
+      var text = " · " + labels.map(function (l) { return l + ": " + save.values[l]; }).join(", ");
       li.appendChild(document.createTextNode(text + " "));
       var badge = document.createElement("span");
       badge.className = "badge " + { saved: "ok", saving: "running", unsaved: "stalled", refused: "failed", superseded: "local" }[save.state];
