@@ -270,7 +270,7 @@ class ProjectActivityApi(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Activity]:
         project = policy.project_get(user=self.request.user, project_id=self.kwargs["pk"])
-        return selectors.activity_list(project=project)
+        return selectors.activity_list(project=project, user=self.request.user)
 
 
 # Spliced into api/urls.py's list, so the names are api:project_list, api:project_detail ...

@@ -286,3 +286,53 @@ def screening_conflicts_visible(*, role: str | None, blind: bool) -> bool:
     """Only those who resolve see the conflicts list while a session is blind."""
     return screening_sight(role=role, blind=blind) == ScreeningSight.ALL and role is not None
 
+
+# Blind without side channels (issue 50): a figure or a line drawn from final values or from
+# the pairs of decisions - PRISMA after identification, which records reached full text,
+# agreement, the ranking's refreshes, the stop's counts, other people's log lines about
+# decisions - moves when the other reviewer answers, and read before and after it tells a blind
+# reviewer what was said. The rules below are the whole list of what a sight sees of them.
+
+
+def screening_outcomes_shown(*, sight: str) -> bool:
+    """Whether a sight sees figures drawn from final values or pairs of decisions: everyone but
+    a blind reviewer, who gets figures of their own decisions or "hidden while blind"."""
+    return sight != ScreeningSight.OWN
+
+
+def screening_fulltext_open(*, sight: str, stopped: bool) -> bool:
+    """Whether the full-text stage is open to a sight. Its list is the records that passed
+    title/abstract, so a blind reviewer would read there the other's answers, and could still
+    change their own; once the session is stopped no title/abstract answer changes, and the
+    owner's end of blinding makes the sight ALL."""
+    return screening_outcomes_shown(sight=sight) or stopped
+
+
+class FullTextClosed(RoleRequired):
+    """A blind reviewer at the full-text stage before the session is stopped: 403 with this
+    sentence at every door that answers RoleRequired."""
+
+    def __init__(self) -> None:
+        self.action, self.needed, self.have = Action.SCREEN, REQUIRED_ROLE[Action.SCREEN], None
+        self.message = ("Full text opens to the reviewers of a blind session once it is "
+                        "stopped: which records reached it would tell you the other reviewer's "
+                        "answers. Ask the owner to end blinding to open it sooner.")
+        PermissionDenied.__init__(self, self.message)
+
+
+# Log lines about a session that say nothing of any decision: who made it, its criteria and
+# screeners, the end of blinding.
+SCREENING_ACTIVITY_OPEN = frozenset({"screening_create", "screening_desk", "screening_unblind"})
+# A resolution tells that the reviewers disagreed: hidden from a viewer too while blind, as the
+# conflicts are (screening_conflicts_visible).
+SCREENING_ACTIVITY_RESOLVING = frozenset({"screening_resolve"})
+
+
+def screening_activity_hidden(*, sight: str) -> frozenset[str] | None:
+    """The verbs of other people's log lines about a blind session a sight may not read:
+    None for every verb outside SCREENING_ACTIVITY_OPEN (a blind reviewer: full-text actions,
+    resolutions, the switch to sampling and the stop carry counts or outcomes), else a set."""
+    if sight == ScreeningSight.OWN:
+        return None
+    return SCREENING_ACTIVITY_RESOLVING if sight == ScreeningSight.FINAL else frozenset()
+

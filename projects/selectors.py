@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db.models import Count, OuterRef, QuerySet, Subquery
@@ -49,5 +50,21 @@ def invitation_list_open(*, project: Project) -> QuerySet[Invitation]:
                                       expires_at__gt=timezone.now()).select_related("created_by")
 
 
-def activity_list(*, project: Project) -> QuerySet[Activity]:
-    return Activity.objects.filter(project=project).select_related("actor").order_by("-at", "-pk")
+# An app above projects that keeps rows some members may not read about (screening: other
+# people's lines about a blind session's decisions) narrows the log here, registered from its
+# AppConfig.ready, so projects imports none of them. By name: registering twice is harmless.
+ActivityNarrower = Callable[..., QuerySet[Activity]]
+ACTIVITY_NARROWERS: dict[str, ActivityNarrower] = {}
+
+
+def activity_narrower_register(*, name: str, func: ActivityNarrower) -> None:
+    """`func(rows, user=, project=)` returns the rows of the log `user` may read."""
+    ACTIVITY_NARROWERS[name] = func
+
+
+def activity_list(*, project: Project, user: Any) -> QuerySet[Activity]:
+    """The project's log, newest first, as `user` may read it (every narrower applied)."""
+    rows = Activity.objects.filter(project=project).select_related("actor").order_by("-at", "-pk")
+    for narrow in ACTIVITY_NARROWERS.values():
+        rows = narrow(rows, user=user, project=project)
+    return rows

@@ -110,7 +110,8 @@ def project_create(request: HttpRequest) -> HttpResponse:
 def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     project = _project(request, pk)
     may = policy.actions_on(user=request.user, obj=project)
-    activity = Paginator(selectors.activity_list(project=project), ACTIVITY_PER_PAGE)
+    activity = Paginator(selectors.activity_list(project=project, user=request.user),
+                         ACTIVITY_PER_PAGE)
     return render(request, "projects/detail.html", {
         "project": project,
         "may": may,

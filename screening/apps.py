@@ -29,3 +29,7 @@ class ScreeningConfig(AppConfig):
         registry.maintenance_step_register(
             name="stale_screening_ranker_locks", func=stale_ranker_locks_clear, order=51
         )
+        from projects.selectors import activity_narrower_register
+        from screening.visibility import activity_narrow
+
+        activity_narrower_register(name="screening_blind", func=activity_narrow)

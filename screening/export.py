@@ -24,13 +24,20 @@ from dataset_management.export import csv_safe_cell
 from screening import selectors
 from screening.models import Decision, Record, Resolution, ScreeningSession, Stage
 from screening.prisma import prisma_counts
-from screening.visibility import Sight, record_identity
+from screening.visibility import (
+    Sight,
+    agreement_shown,
+    prisma_shown,
+    record_identity,
+    stop_justification_shown,
+)
 
 CSV_COLUMNS = ["record", "record_id", "id", "pmid", "doi", "title", "authors", "year",
                "journal", "stage", "label", "reviewer", "value", "exclusion_reason",
                "decided_at", "note", "final", "final_source", "final_exclusion_reason"]
 
-__all__ = ["export_csv", "export_jsonl", "export_ris", "prisma_counts", "record_lines"]
+__all__ = ["export_csv", "export_jsonl", "export_ris", "prisma_counts", "prisma_for",
+           "record_lines"]
 
 
 CHUNK = 2000
@@ -120,6 +127,8 @@ def _label_entry(session: ScreeningSession, record: Record, label: str, stage: s
                         "value": resolution.value,
                         "exclusion_reason": resolution.exclusion_reason,
                         "note": resolution.note if sight.notes_shown else "",
+                        # Why it was resolved although full-text work is left behind.
+                        "discard_reason": resolution.discard_reason,
                         "resolved_at": resolution.resolved_at.isoformat()}
                        if resolution is not None and sight.finals_shown else None),
     }
@@ -142,12 +151,21 @@ def record_lines(session: ScreeningSession, *, sight: Sight) -> Iterator[dict[st
                "labels": labels, "fulltext": fulltext}
 
 
+def prisma_for(session: ScreeningSession, *, sight: Sight) -> dict[str, Any]:
+    """The PRISMA counts every door (page, SVG, PNG, JSON, the JSON Lines head) shows `sight`."""
+    return prisma_shown(counts=prisma_counts(session), sight=sight)
+
+
 def export_jsonl(session: ScreeningSession, *, sight: Sight) -> Iterator[str]:
+    """The first line is the session's: its stop, agreement and PRISMA counts as `sight` may
+    read them (a blind reviewer's hold nothing drawn from the other's answers)."""
     yield json.dumps({"session": session.name, "labels": session.labels,
                       "recall_target": session.recall_target, "confidence": session.confidence,
-                      "stop_justification": session.stop_justification or None,
-                      "agreement": selectors.agreement_table(session=session),
-                      "prisma": prisma_counts(session)}, ensure_ascii=False) + "\n"
+                      "stop_justification": stop_justification_shown(session=session,
+                                                                     sight=sight),
+                      "agreement": agreement_shown(
+                          rows=selectors.agreement_table(session=session), sight=sight),
+                      "prisma": prisma_for(session, sight=sight)}, ensure_ascii=False) + "\n"
     for line in record_lines(session, sight=sight):
         yield json.dumps(line, ensure_ascii=False) + "\n"
 

@@ -53,7 +53,10 @@ def fulltext_records(*, session: ScreeningSession) -> list[tuple[Record, list[st
 
 def fulltext_record_get(*, user: Any, session: ScreeningSession, pk: Any,
                         action: str = policy.Action.VIEW) -> tuple[Record, list[str]]:
-    """A record of the session at full text, and its labels there; 404 for one not there."""
+    """A record of the session at full text, and its labels there; 404 for one not there.
+    A blind reviewer before the stop gets policy.FullTextClosed (403) for every record alike:
+    a 404 for some and not others would tell which passed title/abstract."""
+    visibility.fulltext_require_open(user=user, session=session)
     record = selectors.record_get(user=user, session=session, pk=pk, action=action)
     labels = fulltext_labels(record=record, session=session)
     if not labels:

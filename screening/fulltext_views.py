@@ -22,6 +22,11 @@ def fulltext_list(request: HttpRequest, pk: int) -> HttpResponse:
     session = selectors.session_get(user=request.user, pk=pk)
     page_project_show(request=request, project_id=session.project_id)
     sight = visibility.session_sight(user=request.user, session=session)
+    if not visibility.fulltext_open(user=request.user, session=session):
+        # The list is which records passed title/abstract: a blind reviewer waits for the stop.
+        return render(request, "screening/fulltext_list.html", {
+            "session": session, "rows": [], "closed": policy.FullTextClosed().message,
+            "section": "screening"})
     rows = [{"record": record, "labels": labels,
              "identity": visibility.record_identity(record=record),
              "status": getattr(getattr(record, "fulltext", None), "status", "sought"),

@@ -42,7 +42,7 @@ class Diagram:
 
 
 # A count is never cut across two lines: "(n = 12)" is one word to the wrapper.
-_WORD = re.compile(r"\(n = \d+\):?|\S+")
+_WORD = re.compile(r"\(n (?:= \d+|hidden while blind)\):?|\S+")
 
 
 def _wrap(text: str) -> list[str]:
@@ -61,7 +61,9 @@ def _lines(*texts: str) -> list[str]:
 
 
 def _n(count: Any) -> str:
-    return f"(n = {count})"
+    """A box's count; None where the reader's sight hides it (a blind reviewer's boxes after
+    identification: screening.visibility.prisma_shown)."""
+    return "(n hidden while blind)" if count is None else f"(n = {count})"
 
 
 def _rows(c: dict[str, Any]) -> list[tuple[str, list[str], list[str] | None]]:
@@ -72,8 +74,8 @@ def _rows(c: dict[str, Any]) -> list[tuple[str, list[str], list[str] | None]]:
                f"{_n(c['not_screened_marked_no'])}"
                + (f": stopping rule - {c['stopping_rule']}" if c.get("stopping_rule") else ""),
                f"Records removed for other reasons "
-               f"{_n(c.get('removed_other', 0) + c.get('removed_without_text', 0))}"]
-    reasons = [f"{why} {_n(n)}" for why, n in c["reports_excluded_by_reason"].items()]
+               f"{_n((c.get('removed_other') or 0) + (c.get('removed_without_text') or 0))}"]
+    reasons = [f"{why} {_n(n)}" for why, n in (c["reports_excluded_by_reason"] or {}).items()]
     assessed = [f"Reports assessed for eligibility {_n(c['reports_assessed'])}"]
     if c["reports_awaiting_assessment"]:
         assessed.append(f"Awaiting assessment {_n(c['reports_awaiting_assessment'])}")

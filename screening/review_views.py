@@ -5,6 +5,8 @@ screening.services, permissions through projects.policy."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -13,8 +15,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from projects import policy
 from projects.context import page_project_show
-from screening import prisma, prisma_diagram, resolving, selectors, services, visibility
-from screening.models import Stage
+from screening import export, prisma_diagram, resolving, selectors, services, visibility
+from screening.models import ScreeningSession, Stage
 
 
 @login_required
@@ -49,12 +51,18 @@ def _skip(data: object) -> int:
     return int(value) if value.isdigit() and len(value) < 7 else 0
 
 
+def _counts(request: HttpRequest, session: ScreeningSession) -> dict[str, Any]:
+    """A blind reviewer's boxes after identification are hidden (visibility.prisma_shown)."""
+    return export.prisma_for(session, sight=visibility.session_sight(user=request.user,
+                                                                      session=session))
+
+
 @login_required
 @require_GET
 def prisma_page(request: HttpRequest, pk: int) -> HttpResponse:
     session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.DOWNLOAD)
     page_project_show(request=request, project_id=session.project_id)
-    counts = prisma.prisma_counts(session)
+    counts = _counts(request, session)
     return render(request, "screening/prisma.html", {
         "session": session, "counts": counts, "section": "screening",
         "svg": prisma_diagram.prisma_svg(counts, title=session.name)})
@@ -64,7 +72,7 @@ def prisma_page(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def prisma_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.DOWNLOAD)
-    counts = prisma.prisma_counts(session)
+    counts = _counts(request, session)
     if fmt == "svg":
         response = HttpResponse(prisma_diagram.prisma_svg(counts, title=session.name),
                                 content_type="image/svg+xml; charset=utf-8")

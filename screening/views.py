@@ -167,8 +167,10 @@ def next_json(request: HttpRequest, pk: int) -> JsonResponse:
     record = selectors.record_next(user=request.user, session=session, exclude=exclude)
     if record is None:
         return JsonResponse({"record": None, "phase": session.phase})
-    return JsonResponse({"record": selectors.record_payload(record=record, user=request.user),
-                         "phase": session.phase})
+    return JsonResponse({"record": visibility.payload_for(
+        user=request.user, session=session,
+        payload=selectors.record_payload(record=record, user=request.user)),
+        "phase": session.phase})
 
 
 @login_required
@@ -178,7 +180,8 @@ def recent_json(request: HttpRequest, pk: int) -> JsonResponse:
     """The reviewer's last decided records (undo after a reload) and their progress."""
     session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.SCREEN)
     return JsonResponse({
-        "records": selectors.decisions_recent(user=request.user, session=session),
+        "records": [visibility.payload_for(user=request.user, session=session, payload=p)
+                    for p in selectors.decisions_recent(user=request.user, session=session)],
         "progress": visibility.progress_for(user=request.user, session=session)})
 
 
@@ -234,10 +237,10 @@ def session_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
 @require_GET
 def session_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.DOWNLOAD)
-    if fmt == "prisma":
-        return JsonResponse(export.prisma_counts(session))
-    writer, content_type = EXPORTS[fmt]
     sight = visibility.session_sight(user=request.user, session=session)
+    if fmt == "prisma":
+        return JsonResponse(export.prisma_for(session, sight=sight))
+    writer, content_type = EXPORTS[fmt]
     response = StreamingHttpResponse(writer(session, sight=sight), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="screening-{session.pk}.{fmt}"'
     return response

@@ -53,7 +53,9 @@ def test_undo_until_resolved_and_a_retry_is_harmless(team) -> None:  # noqa: F81
     recent = client.get(f"/screening/{session.pk}/recent.json").json()
     assert [r["id"] for r in recent["records"]] == [record.pk]
     assert recent["records"][0]["mine"] == {"oncological": "no"}
-    assert recent["records"][0]["locked"] == ["oncological"]
+    # While blind the page does not mark it resolved: a resolution tells that the other
+    # reviewer disagreed (issue 50). The change is still refused, below.
+    assert recent["records"][0]["locked"] == []
     assert recent["progress"]["mine_today"] == 1
     assert recent["progress"]["mine"] == 1
     refused = client.post(f"/screening/{session.pk}/decide.json", json.dumps(
@@ -61,6 +63,9 @@ def test_undo_until_resolved_and_a_retry_is_harmless(team) -> None:  # noqa: F81
         content_type="application/json")
     assert refused.status_code == 400
     assert "resolved" in refused.json()["detail"]
+    services.session_blinding_end(user=team.owner, session=session)
+    recent = client.get(f"/screening/{session.pk}/recent.json").json()
+    assert recent["records"][0]["locked"] == ["oncological"]
 
 
 def test_progress_counts_the_reviewers_day_and_the_sessions_done(team) -> None:  # noqa: F811

@@ -56,7 +56,7 @@
           cell("stopping-table", x.label, "p", x.p_value.toFixed(4));
         });
         s.agreement.forEach(function (a) {
-          cell("agreement-table", a.label, "n", a.n);
+          cell("agreement-table", a.label, "n", a.n === null ? "–" : a.n);
           cell("agreement-table", a.label, "pa", a.percent_agreement === null ? "–" : a.percent_agreement + "%");
           cell("agreement-table", a.label, "kappa", a.kappa_display);
         });
