@@ -116,7 +116,10 @@ class CollectionUploadSerializer(serializers.Serializer):
                                  help_text="Required for a new collection.")
     description = serializers.CharField(required=False, allow_blank=True, default="")
     unlabelled = serializers.BooleanField(
-        required=False, default=False, help_text="Import without labels, whatever the files hold.")
+        required=False, default=False,
+        help_text="Import without labels, whatever the files hold. With `dataset`: the new "
+        "version is prediction only, so new articles that carry no label are kept (a labelled "
+        "collection refuses them otherwise).")
     project = serializers.IntegerField(
         required=False, min_value=1, help_text=PROJECT_HELP)
     dataset = serializers.IntegerField(

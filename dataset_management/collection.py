@@ -6,9 +6,9 @@ Adding files to a collection, or confirming its near matches, makes a new datase
 resolving conflicting labels does (conflicts.py): a dataset's rows are never rewritten, so the
 models trained on it stay comparable.
 
-The counts live in the dataset's report under "collection" (COUNTS_KEY), for the page, the
-command line and the PRISMA export: records identified, duplicates removed, per file and in
-all, and the near matches still to confirm.
+The counts live in the dataset's report under "collection" (COUNTS_KEY, collection_report.py),
+for the page, the command line and the PRISMA export: records identified, duplicates removed,
+articles added, per file and in all, and the near matches still to confirm.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from .collection_merge import (
     MATCHED_BY_KEY,
     MERGED_LABELS,
     MERGED_MAPPING,
+    NO_LABEL,
     OTHER_IDS_KEY,
     SOURCES_KEY,
     MergeResult,
@@ -41,14 +42,11 @@ from .collection_merge import (
     merged_record,
     source_fields,
 )
-from .dedup import similarity_band
+from .collection_report import COUNTS_KEY, collection_report, merged_by_add
 from .models import Dataset
 from .readers import DatasetFileError, import_caps
 from .splitting import DEFAULT_RATIOS, SPLITS
 
-COUNTS_KEY = "collection"
-# The report keeps this many near matches; a person confirms them a page at a time.
-MAX_NEAR_LISTED = 5000
 DECISIONS = ("merge", "split")
 
 
@@ -81,14 +79,18 @@ def collection_create(
         out = Path(scratch) / "collection.jsonl"
         with disk_full_refused():
             result = collection_merge(sources=sources, out=out, caps=import_caps(),
-                                      split_pairs=split_pairs,
+                                      split_pairs=split_pairs, unlabelled=unlabelled,
                                       on_file=getattr(progress, "source_attach", None))
         if not result.written:
             raise DatasetFileError("No usable records in the files: " + "; ".join(
                 counts.line() for counts in result.files))
+        if previous is not None:
+            _check_labelled(result, previous=previous)
         _check_new(out, project=project)
+        if previous is not None:
+            _check_adds(result, previous=previous)
         mapping = dict(MERGED_MAPPING)
-        if result.labelled and not unlabelled:
+        if result.labelled:
             mapping["label_column"] = MERGED_LABELS
         else:
             mapping["unlabelled"] = True
@@ -97,8 +99,8 @@ def collection_create(
                               description=description, mapping=mapping,
                               split_ratios=split_ratios, seed=seed, verb=verb,
                               progress=progress)
-            dataset.report = _report(dataset.report or {}, result=result, previous=previous,
-                                     carried=carried)
+            dataset.report = collection_report(dataset.report or {}, result=result,
+                                               previous=previous, carried=carried)
             dataset.save(update_fields=["report"])
     return dataset, result
 
@@ -120,6 +122,39 @@ def _check_new(path: Path, *, project: Any) -> None:
             "and identifier in them is already there.")
 
 
+def unlabelled_refusal(*, dataset: Dataset, names: str, records: int | None = None) -> str:
+    """Why records without a label are not added to a labelled dataset, and what to do."""
+    which = f"{records} new record(s) of {names}" if records else f"the records of {names}"
+    return (f"{which[0].upper()}{which[1:]} carry no label, and “{dataset.name}” is labelled "
+            "(training data): a labelled collection keeps only labelled articles, so they "
+            "would be dropped. Nothing was saved. Tick “prediction only” to add them to a "
+            f"prediction-only version (“{dataset.name}” keeps its labels), or add a file "
+            "that labels them.")
+
+
+def _check_labelled(result: MergeResult, *, previous: Dataset) -> None:
+    """In a labelled collection, a new article that no record labels is refused, never
+    dropped quietly (nor taken for "nothing new")."""
+    unlabelled = [f for f in result.files[1:] if f.dropped.get(NO_LABEL)]
+    if unlabelled:
+        raise DatasetFileError(unlabelled_refusal(
+            dataset=previous, names=", ".join(f.name for f in unlabelled),
+            records=sum(f.dropped[NO_LABEL] for f in unlabelled)))
+
+
+def _check_adds(result: MergeResult, *, previous: Dataset) -> None:
+    """Files added to a collection make a version only when they add an article: a file
+    whose every record is there already adds nothing (the identifiers and fields it lends
+    to articles already there are not worth a version of their own)."""
+    new = result.files[1:]
+    if not sum(f.added for f in new):
+        records = sum(f.identified for f in new)
+        raise DatasetFileError(
+            f"The files add no article to dataset '{previous.name}' (id {previous.pk}): "
+            f"each of their {records} record(s) is already in it (the same PMID, DOI or "
+            "text; see “How duplicates are found”) or has no text. Nothing was saved.")
+
+
 def _import(path: Path, *, owner: Any, project: Any, name: str, description: str,
             mapping: dict[str, Any], split_ratios: tuple[float, ...], seed: int,
             verb: str, progress: Any = None) -> Dataset:
@@ -132,51 +167,14 @@ def _import(path: Path, *, owner: Any, project: Any, name: str, description: str
             split_ratios=tuple(split_ratios), seed=seed, verb=verb, progress=progress)
 
 
-def _report(report: dict[str, Any], *, result: MergeResult, previous: Dataset | None,
-            carried: dict[str, Any]) -> dict[str, Any]:
-    """The import's report with the merge's drops added (so rows read is every record the
-    files held) and the collection's counts under COUNTS_KEY."""
-    dropped = Counter(report.get("dropped_by_reason") or {})
-    for counts in result.files:
-        dropped.update(counts.dropped)
-    if result.duplicates_removed:
-        dropped[DUPLICATE_REASON] += result.duplicates_removed
-    extra = sum(dropped.values()) - sum((report.get("dropped_by_reason") or {}).values())
-    report["rows_read"] = report.get("rows_read", 0) + extra
-    report["rows_dropped"] = report.get("rows_dropped", 0) + extra
-    report["dropped_by_reason"] = dict(dropped)
-    # A collection that grows: its own earlier records were identified once, not again.
-    base_rows = previous.row_count if previous else 0
-    identified = carried.get("records_identified", base_rows) + result.identified - base_rows
-    near = [{"rows": [a, b], "reason": why, "keys": keys, "similarity": similarity,
-             "band": similarity_band(similarity)}
-            for a, b, why, keys, similarity in result.near[:MAX_NEAR_LISTED]]
-    report[COUNTS_KEY] = {
-        "files": [counts.as_dict() for counts in result.files],
-        "records_identified": identified,
-        "duplicates_removed": carried.get("duplicates_removed", 0) + result.duplicates_removed,
-        "merged_by": _merged_by(carried.get("merged_by"), result.merged_by),
-        "near_matches": near,
-        "near_matches_found": len(result.near),
-        "split_pairs": carried.get("split_pairs") or [],
-        **({"source_dataset_id": previous.pk, "source_dataset_name": previous.name}
-           if previous else {}),
-    }
-    return report
-
-
-def _merged_by(before: dict[str, int] | None, now: Counter) -> dict[str, int]:
-    total = Counter(before or {})
-    total.update({by: n for by, n in now.items() if by})
-    return dict(total)
-
-
 def collection_add_files(*, dataset: Dataset, sources: list[Source], user: Any,
-                         progress: Any = None) -> Dataset:
+                         progress: Any = None, unlabelled: bool = False) -> Dataset:
     """A new dataset: `dataset`'s rows and the new files' records, merged as one collection.
 
     RoleRequired unless the user may upload in the dataset's project. `progress` as for
-    collection_create (the dataset's own rows are its source 0)."""
+    collection_create (the dataset's own rows are its source 0). In a labelled dataset, new
+    articles that no record labels are refused (unlabelled_refusal) unless `unlabelled`: the
+    new version is then prediction only, every new article in it."""
     policy.require(user=user, action=policy.Action.UPLOAD, obj=dataset)
     if not sources:
         raise DatasetFileError("Choose at least one file to add.")
@@ -190,7 +188,7 @@ def collection_add_files(*, dataset: Dataset, sources: list[Source], user: Any,
         created, _ = collection_create(
             owner=user, sources=[own, *sources], project=dataset.project_id,
             name=f"{dataset.name} (+ {names})"[:200], description=dataset.description,
-            unlabelled=not dataset.is_labelled, split_ratios=_ratios(dataset),
+            unlabelled=unlabelled or not dataset.is_labelled, split_ratios=_ratios(dataset),
             seed=dataset.split_seed, previous=dataset, progress=progress)
     return created
 
@@ -345,7 +343,7 @@ def _version_with_merges(dataset: Dataset, *, merges: list[list[int]], counts: d
 
     removed = sum(len(group) - 1 for group in members.values())
     counts["duplicates_removed"] = counts.get("duplicates_removed", 0) + removed
-    counts["merged_by"] = _merged_by(counts.get("merged_by"), Counter(confirmed=removed))
+    counts["merged_by"] = merged_by_add(counts.get("merged_by"), Counter(confirmed=removed))
     counts |= {"source_dataset_id": dataset.pk, "source_dataset_name": dataset.name}
     return _import_version(dataset, records(), counts=counts, removed=removed, user=user,
                            progress=progress,
@@ -412,10 +410,14 @@ def _import_version(dataset: Dataset, records: Iterable[dict[str, Any]], *,
                               seed=dataset.split_seed, verb="dataset_uploaded",
                               progress=progress)
             report = version.report or {}
-            report["rows_read"] = report.get("rows_read", 0) + removed
-            report["rows_dropped"] = report.get("rows_dropped", 0) + removed
-            report["dropped_by_reason"] = {**(report.get("dropped_by_reason") or {}),
-                                           DUPLICATE_REASON: removed}
+            # As collection_report: what the version before read and dropped, carried on.
+            dropped = Counter((dataset.report or {}).get("dropped_by_reason") or {})
+            dropped[DUPLICATE_REASON] += removed
+            extra = sum(dropped.values())
+            dropped.update(report.get("dropped_by_reason") or {})
+            report["rows_read"] = report.get("rows_read", 0) + extra
+            report["rows_dropped"] = report.get("rows_dropped", 0) + extra
+            report["dropped_by_reason"] = dict(dropped)
             counts["last_review"] = {**(counts.get("last_review") or {}),
                                      "articles_after": version.row_count}
             version.report = {**report, COUNTS_KEY: counts}

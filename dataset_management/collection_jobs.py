@@ -156,7 +156,7 @@ def collection_job_import(*, job: ImportJob, reporter: ImportReporter) -> Datase
             raise DatasetFileError("The collection these files were to join was deleted "
                                    "meanwhile; nothing was saved.")
         return collection_add_files(dataset=dataset, sources=sources, user=job.owner,
-                                    progress=progress)
+                                    progress=progress, unlabelled=bool(spec.get("unlabelled")))
     created, _ = collection_create(
         owner=job.owner, project=job.project_id, sources=sources, name=job.name,
         description=job.description, unlabelled=bool(spec.get("unlabelled")),

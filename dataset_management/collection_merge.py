@@ -12,7 +12,9 @@ every source file's name of its duplicates stays on it (`other_identifiers` hold
 value of a kind, e.g. a second RIS ID; `source_files` every file it came from). So is every
 other field its records were read with (source_fields: PubMed's MeSH, publication types and
 keywords, a RIS entry's tags, a spreadsheet's other columns), after the merged file's own
-columns: the kept record's value first, a duplicate's for a field it lacks.
+columns: the kept record's value first, a duplicate's for a field it lacks. Which file each
+record is counted in (an article added, or a duplicate removed) is collection_counts' rule,
+upload order, whichever record is kept.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .articles import Article, articles_read
+from .collection_counts import FileCounts, MergeResult
 from .dedup import (
     Matcher,
     RecordKeys,
@@ -73,47 +76,6 @@ class Source:
 
 
 @dataclass
-class FileCounts:
-    name: str
-    format: str = ""
-    identified: int = 0
-    duplicates_removed: int = 0
-    near_matches: int = 0
-    dropped: Counter = field(default_factory=Counter)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "format": self.format, "identified": self.identified,
-                "duplicates_removed": self.duplicates_removed,
-                "near_matches": self.near_matches, "dropped": dict(self.dropped)}
-
-    def line(self) -> str:
-        dropped = "".join(f", {n} dropped ({why})" for why, n in self.dropped.items())
-        return (f"{self.name} ({self.format}): {self.identified} identified, "
-                f"{self.duplicates_removed} duplicates removed, {self.near_matches} near "
-                f"matches to confirm{dropped}")
-
-
-@dataclass
-class MergeResult:
-    path: Path
-    labelled: bool
-    files: list[FileCounts]
-    written: int = 0
-    merged_by: Counter = field(default_factory=Counter)
-    # (row, row, reason, fingerprints, similarity): rows are 0-based positions in the merged
-    # file; similarity is dedup.text_similarity of the two records kept.
-    near: list[tuple[int, int, str, list[str], float]] = field(default_factory=list)
-
-    @property
-    def duplicates_removed(self) -> int:
-        return sum(f.duplicates_removed for f in self.files)
-
-    @property
-    def identified(self) -> int:
-        return sum(f.identified for f in self.files)
-
-
-@dataclass
 class _Pass:
     """Pass one's per-record and per-article numbers: integers only."""
 
@@ -125,6 +87,7 @@ class _Pass:
     cluster_of: array = field(default_factory=lambda: array("q"))  # per record: its article
     best: array = field(default_factory=lambda: array("q"))        # per article: its record
     size: array = field(default_factory=lambda: array("l"))        # per article: its records
+    first: array = field(default_factory=lambda: array("q"))       # per article: its 1st record
     merged_by: Counter = field(default_factory=Counter)
     rules: dict[int, list[str]] = field(default_factory=dict)      # per merged article
     separators: list[str] = field(default_factory=list)           # per file
@@ -137,9 +100,12 @@ class _Pass:
         self.cluster_of = matching.groups
         clusters = len(self.matcher.pmid)
         self.best = array("q", [-1]) * clusters
+        self.first = array("q", [-1]) * clusters
         self.size = array("l", [0]) * clusters
         for record, cluster in enumerate(self.cluster_of):
             self.size[cluster] += 1
+            if self.first[cluster] < 0:
+                self.first[cluster] = record
             best = self.best[cluster]
             if best < 0 or self.length[record] > self.length[best]:
                 self.best[cluster] = record
@@ -157,14 +123,15 @@ def keys_fingerprint(keys: RecordKeys) -> str:
 
 def collection_merge(*, sources: list[Source], out: Path, caps: dict[str, int | None],
                      split_pairs: set[frozenset[str]] = frozenset(),
-                     on_file: FileHook | None = None) -> MergeResult:
+                     on_file: FileHook | None = None, unlabelled: bool = False) -> MergeResult:
     """Merge `sources` into the JSON Lines file `out` (its scratch files beside it).
 
     DatasetFileError, naming the file, for a file that cannot be read; `caps` are
     read_records' (import_caps()); `split_pairs` are near matches a person said are two
     articles (fingerprint pairs), never listed again. `on_file(index, articles)` is called as
-    each file's long read starts (an import job follows its records: progress, cancel)."""
-    labelled = _labelled(sources, caps)
+    each file's long read starts (an import job follows its records: progress, cancel).
+    `unlabelled`: the collection is prediction only, so no record is dropped for its label."""
+    labelled = _labelled(sources, caps) and not unlabelled
     result = MergeResult(path=out, labelled=labelled,
                          files=[FileCounts(name=s.name) for s in sources])
     spool = out.with_name(out.name + ".spool")
@@ -175,8 +142,8 @@ def collection_merge(*, sources: list[Source], out: Path, caps: dict[str, int | 
                 _read_file(index, source, state, result, handle, caps, on_file)
         near = state.settle()
         result.merged_by = state.merged_by
-        for record, cluster in enumerate(state.cluster_of):
-            if state.best[cluster] != record:
+        for record, cluster in enumerate(state.cluster_of):  # collection_counts' rule
+            if state.first[cluster] != record:
                 result.files[state.file_of[record]].duplicates_removed += 1
         merged = _gather(spool, state)
         texts = {cluster: "" for pair in near for cluster in pair[:2]}
@@ -189,8 +156,8 @@ def collection_merge(*, sources: list[Source], out: Path, caps: dict[str, int | 
         if a in positions and b in positions and frozenset(sides) not in split_pairs:
             similarity = round(text_similarity(texts[a], texts[b]), 3)
             result.near.append((positions[a], positions[b], why, sides, similarity))
-            # Counted for the file of the record kept for the later of the two.
-            result.files[state.file_of[state.best[b]]].near_matches += 1
+            # Counted for the file that found the later of the two first.
+            result.files[state.file_of[state.first[b]]].near_matches += 1
     return result
 
 
@@ -392,9 +359,11 @@ def _write(spool: Path, state: _Pass, merged: dict[int, _Merged], out: Path, *,
             if state.best[cluster] != record:
                 continue
             line = _output(item, state, record, merged.get(cluster))
+            counts = result.files[state.file_of[state.first[cluster]]]
             if state.labelled and not line[MERGED_LABELS]:
-                result.files[state.file_of[record]].dropped[NO_LABEL] += 1
+                counts.dropped[NO_LABEL] += 1
                 continue
+            counts.added += 1
             positions[cluster] = len(positions)
             if cluster in texts:
                 texts[cluster] = f"{item['title']} {item['abstract']}"

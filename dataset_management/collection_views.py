@@ -58,11 +58,12 @@ def dataset_upload_collection(request: HttpRequest) -> HttpResponse:
 @require_POST
 def dataset_add_files(request: HttpRequest, pk: int) -> HttpResponse:
     """The dataset's rows and the new files, merged into a new dataset (a new version) by a
-    worker; the import's page follows it."""
+    worker; the import's page follows it. `unlabelled` makes the version prediction only."""
     dataset = selectors.dataset_get(user=request.user, pk=pk, action=policy.Action.UPLOAD)
     try:
         job = collection_job_create(owner=request.user, add_to=dataset,
-                                    uploads=request.FILES.getlist("files"))
+                                    uploads=request.FILES.getlist("files"),
+                                    unlabelled=bool(request.POST.get("unlabelled")))
     except IMPORT_REFUSALS as exc:
         messages.error(request, f"No new version made: {getattr(exc, 'message', exc)}")
         return redirect("datasets:detail", pk=dataset.pk)

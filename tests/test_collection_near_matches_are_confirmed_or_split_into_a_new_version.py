@@ -100,7 +100,10 @@ def test_confirm_one_pair_and_split_another(collection, alice_client, tmp_path) 
     assert counts["near_matches"] == []
     assert (counts["records_identified"], counts["duplicates_removed"]) == (23, 8)
     assert counts["files"][-1] == {"name": "update.ris", "format": "ris", "identified": 2,
-                                   "duplicates_removed": 1, "near_matches": 0, "dropped": {}}
+                                   "duplicates_removed": 1, "added": 1, "near_matches": 0,
+                                   "dropped": {}}
+    assert counts["articles_added"] == 1
+    assert [f["name"] for f in counts["files"]] == [p.name for p in FILES] + ["update.ris"]
 
 
 def add_files(client, dataset: Dataset, tmp_path) -> Dataset:

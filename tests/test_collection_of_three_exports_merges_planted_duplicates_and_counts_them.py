@@ -45,12 +45,14 @@ def test_three_formats_merge_into_one_dataset_with_counts_per_file(media_root, u
     lines = run(*FILES)
     dataset = Dataset.objects.get()
     assert lines[-2:] == ["duplicates_removed=6", f"dataset_id={dataset.pk}"]
-    assert ("pubmed_search.nbib (nbib): 7 identified, 1 duplicates removed, 0 near matches "
-            "to confirm") in lines
-    assert ("embase_search.ris (ris): 8 identified, 3 duplicates removed, 1 near matches "
-            "to confirm") in lines
-    assert ("scopus_search.csv (csv): 6 identified, 2 duplicates removed, 1 near matches "
-            "to confirm") in lines
+    # Each duplicate is counted in the file it came from (collection_counts' rule): PubMed's
+    # file is first and has no repeats of its own.
+    assert ("pubmed_search.nbib (nbib): 7 identified, 0 duplicates removed, 7 articles added, "
+            "0 near matches to confirm") in lines
+    assert ("embase_search.ris (ris): 8 identified, 3 duplicates removed, 5 articles added, "
+            "1 near matches to confirm") in lines
+    assert ("scopus_search.csv (csv): 6 identified, 3 duplicates removed, 3 articles added, "
+            "1 near matches to confirm") in lines
     assert "In all: 21 identified, 6 duplicates removed, 2 near matches to confirm" in lines
     assert dataset.row_count == 15
     counts = dataset.report[COUNTS_KEY]

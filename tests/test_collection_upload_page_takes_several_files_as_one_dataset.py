@@ -54,7 +54,7 @@ def test_three_files_make_one_collection(alice_client, media_root) -> None:
     assert job.dataset_id == dataset.pk
     html = alice_client.get(reverse("datasets:detail", args=[dataset.pk])).content.decode()
     assert "21 records identified · 6 duplicates removed · 2 near matches" in html
-    assert "<td>embase_search.ris</td><td>ris</td><td>8</td><td>3</td><td>1</td>" in html
+    assert "<td>embase_search.ris</td><td>ris</td><td>8</td><td>3</td><td>5</td><td>1</td>" in html
     assert dataset.project.pk == response.wsgi_request.project.pk
     assert dataset.report[COUNTS_KEY]["duplicates_removed"] == 6
     assert dataset.row_count == 15
