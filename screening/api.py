@@ -159,8 +159,9 @@ class NextRecordApi(APIView):
     def get(self, request: Request, pk: int) -> Response:
         session = _session(request, pk, policy.Action.SCREEN)
         record = selectors.record_next(user=request.user, session=session)
-        return Response({"record": record and selectors.record_payload(record=record,
-                                                                       user=request.user)})
+        return Response({"record": record and visibility.payload_for(
+            user=request.user, session=session,
+            payload=selectors.record_payload(record=record, user=request.user))})
 
 
 class DecideApi(APIView):
@@ -242,10 +243,11 @@ class ExportApi(APIView):
                    responses=None)
     def get(self, request: Request, pk: int, fmt: str) -> Any:
         session = _session(request, pk, policy.Action.DOWNLOAD)
+        sight = visibility.session_sight(user=request.user, session=session)
         if fmt == "prisma":
-            return Response(export.prisma_counts(session))
+            return Response(export.prisma_for(session, sight=sight))
         if fmt in ("prisma-svg", "prisma-png"):
-            counts = export.prisma_counts(session)
+            counts = export.prisma_for(session, sight=sight)
             if fmt == "prisma-svg":
                 return HttpResponse(prisma_diagram.prisma_svg(counts, title=session.name),
                                     content_type="image/svg+xml; charset=utf-8")
@@ -253,7 +255,6 @@ class ExportApi(APIView):
                                 content_type="image/png")
         writer = {"csv": export.export_csv, "ris": export.export_ris,
                   "jsonl": export.export_jsonl}[fmt]
-        sight = visibility.session_sight(user=request.user, session=session)
         return StreamingHttpResponse(writer(session, sight=sight),
                                      content_type="text/plain; charset=utf-8")
 

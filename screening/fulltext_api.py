@@ -39,6 +39,7 @@ class FullTextListApi(APIView):
                            "status", responses=None)
     def get(self, request: Request, pk: int) -> Response:
         session = selectors.session_get(user=request.user, pk=pk)
+        visibility.fulltext_require_open(user=request.user, session=session)  # 403 while blind
         sight = visibility.session_sight(user=request.user, session=session)
         return Response({"results": [
             {"record": record.pk, "labels": labels,

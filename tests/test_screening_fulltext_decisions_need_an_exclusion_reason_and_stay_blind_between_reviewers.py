@@ -44,6 +44,9 @@ def test_full_text_decisions_need_a_reason_and_stay_blind(team) -> None:  # noqa
                              include_terms="", exclude_terms="",
                              exclusion_reasons="\n".join(REASONS), screeners=[])
     agreed, disputed, missing = (_included(team, session) for _ in range(3))
+    # Full text opens to a blind session's reviewers at the stop (issue 50): before it, which
+    # records reached it would tell each the other's answers.
+    services.session_stop(user=team.maintainer, session=session, force=True)
     rita, remy = _api(team.reviewer), _api(team.reviewer2)
     mona, vera = _api(team.maintainer), _api(team.viewer)
     base = f"/api/screening/{session.pk}/fulltext/"
