@@ -75,6 +75,8 @@ def test_confirm_one_pair_and_split_another(collection, alice_client, tmp_path) 
     counts = version.report[COUNTS_KEY]
     assert counts["near_matches"] == []
     assert (counts["records_identified"], counts["duplicates_removed"]) == (21, 7)
+    # What PRISMA reads: every record of the files, the version's merge among the drops.
+    assert (version.report["rows_read"], version.report["rows_dropped"]) == (21, 7)
     assert counts["merged_by"]["confirmed"] == 1
     assert len(counts["split_pairs"]) == 1
     merged = [r for r in dataset_rows_iter(dataset=version)
@@ -99,6 +101,7 @@ def test_confirm_one_pair_and_split_another(collection, alice_client, tmp_path) 
     assert grown.row_count == 15  # one new article; a second copy of the Patel study merged
     assert counts["near_matches"] == []
     assert (counts["records_identified"], counts["duplicates_removed"]) == (23, 8)
+    assert (grown.report["rows_read"], grown.report["rows_dropped"]) == (23, 8)
     assert counts["files"][-1] == {"name": "update.ris", "format": "ris", "identified": 2,
                                    "duplicates_removed": 1, "added": 1, "near_matches": 0,
                                    "dropped": {}}
