@@ -23,6 +23,9 @@ class CoreConfig(AppConfig):
         registry.maintenance_step_register(
             name="old_worker_pings", func=maintenance.worker_pings_purge_old, order=90
         )
+        registry.maintenance_step_register(
+            name="abandoned_upload_files", func=maintenance.upload_spool_purge, order=91
+        )
         registry.metrics_collector_register(
             name="queues", func=metrics.queue_depths_read, order=90
         )

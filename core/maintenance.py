@@ -30,6 +30,13 @@ def worker_pings_purge_old() -> str:
     return f"{removed} old worker ping(s) removed" if removed else ""
 
 
+def upload_spool_purge() -> str:
+    """The upload files a killed web worker left behind (core.uploads), on this machine."""
+    from core.uploads import upload_spool_purge_stale
+
+    return upload_spool_purge_stale()
+
+
 def maintenance_run() -> list[str]:
     """Run every registered step; returns what each one did (empty strings dropped) for the log."""
     done = []

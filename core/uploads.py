@@ -6,23 +6,46 @@ it, so ``SizeLimitedUploadHandler`` (first in FILE_UPLOAD_HANDLERS) counts the f
 Django's multipart parser streams them. Past the limit it stops the parse, the partial temporary
 files are closed (which deletes them), and ``UploadTooLarge`` reaches whoever read
 ``request.POST``/``FILES``; the middleware then answers 413 with the same reason.
+
+A file part larger than FILE_UPLOAD_MAX_MEMORY_SIZE is spooled to FILE_UPLOAD_TEMP_DIR, a folder
+of its own (``SpoolUploadHandler``). The parser deletes its file when the request ends or fails,
+but a web worker killed mid-upload deletes nothing; ``upload_spool_purge_stale`` removes any
+file there that nobody has written to for SPOOL_STALE_SECONDS. The web runs it as a spooled
+upload starts (the web may be on a machine of its own), and beat's maintenance run does too.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import time
 from io import RawIOBase
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import BadRequest
-from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+from django.core.files.uploadhandler import (
+    FileUploadHandler,
+    StopUpload,
+    TemporaryFileUploadHandler,
+)
 from django.http import HttpRequest
+
+logger = logging.getLogger(__name__)
 
 # Room for the multipart envelope and the form's other fields around the file itself.
 ENVELOPE_BYTES = 1024 * 1024
 # Set on the request once an upload has been cut off, so the middleware can answer 413 even
 # when the exception was turned into a response further in (CSRF, DRF, a view's own handler).
 CUT_OFF_FLAG = "medlitbot_upload_cut_off"
+# An upload in progress writes its file with every chunk, and a view reads a finished one in
+# seconds (it copies it into the import's or the batch's own folder); a file untouched this
+# long belongs to a request that no longer exists.
+SPOOL_STALE_SECONDS = 30 * 60
+# The web purges at most this often per process, so an upload costs no folder scan each time.
+SPOOL_PURGE_EVERY_SECONDS = 60.0
+_last_purge = [0.0]
 
 
 def limit_text() -> str:
@@ -159,3 +182,41 @@ def accept_chunked_body(request: HttpRequest) -> bool:
     # upload handlers, which keep anything this large out of memory; the cap is an upper bound.
     meta["CONTENT_LENGTH"] = str(body_cap())
     return True
+
+
+def upload_spool_dir() -> Path | None:
+    folder = getattr(settings, "FILE_UPLOAD_TEMP_DIR", None)
+    return Path(folder) if folder else None
+
+
+def upload_spool_purge_stale(*, stale_seconds: float = SPOOL_STALE_SECONDS) -> str:
+    """Remove the spooled upload files nobody has written to for `stale_seconds`: their
+    request's process was killed. Idempotent; returns what it did, for the log."""
+    folder = upload_spool_dir()
+    if folder is None or not folder.is_dir():
+        return ""
+    cutoff = time.time() - stale_seconds
+    removed = 0
+    for entry in folder.iterdir():
+        with contextlib.suppress(OSError):  # finished and deleted by its own request meanwhile
+            if entry.is_file() and entry.stat().st_mtime < cutoff:
+                entry.unlink()
+                removed += 1
+    return f"{removed} abandoned upload file(s) removed" if removed else ""
+
+
+class SpoolUploadHandler(TemporaryFileUploadHandler):
+    """Django's temporary-file handler, into FILE_UPLOAD_TEMP_DIR (made when first needed),
+    first removing what killed uploads left there."""
+
+    def new_file(self, *args: Any, **kwargs: Any) -> None:
+        folder = upload_spool_dir()
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            if time.monotonic() - _last_purge[0] >= SPOOL_PURGE_EVERY_SECONDS:
+                _last_purge[0] = time.monotonic()
+                try:
+                    upload_spool_purge_stale()
+                except OSError:  # the upload must not fail for its neighbours' leftovers
+                    logger.exception("could not purge the upload spool %s", folder)
+        super().new_file(*args, **kwargs)

@@ -54,6 +54,7 @@ _default("MEDIA_ROOT", str(_scratch / "media"))
 _default("MODEL_ARTIFACT_ROOT", str(_scratch / "artifacts"))
 _default("MEDLITBOT_MODEL_DIR", str(_scratch / "models"))
 _default("LOG_DIR", str(_scratch / "logs"))
+_default("FILE_UPLOAD_TEMP_DIR", str(_scratch / "uploads"))
 _default("STATIC_ROOT", str(_scratch / "static"))
 (_scratch / "static").mkdir(exist_ok=True)  # WhiteNoise warns about a missing STATIC_ROOT
 _default("ALLOW_MODEL_DOWNLOAD", "False")

@@ -390,12 +390,13 @@ def training_job_cancel(*, job: TrainingJob, actor: Any = None) -> TrainingJob:
     return job
 
 
-def training_job_resume(*, job: TrainingJob, actor: Any = None) -> TrainingJob:
+def training_job_resume(*, job: TrainingJob, actor: Any = None, reason: str = "") -> TrainingJob:
     """failed | stalled | cancelled -> queued, attempt + 1, from the latest checkpoint if any.
 
-    The job's reason is cleared; the history (StatusChange) keeps the earlier ones, and records
-    `actor` (the user asking) as who resumed it. RoleRequired unless `actor` may resume in the
-    model's project (None: the system or an operator's shell)."""
+    The job's reason becomes `reason` (why the system resumed it; a worker's claim clears it);
+    the history (StatusChange) keeps the earlier ones, and records `actor` (the user asking) as
+    who resumed it. RoleRequired unless `actor` may resume in the model's project (None: the
+    system or an operator's shell)."""
     if actor is not None:
         policy.require(user=actor, action=policy.Action.RESUME, obj=job)
     checkpoint = paths.latest_checkpoint(paths.job_output_dir(job.pk))
@@ -417,7 +418,7 @@ def training_job_resume(*, job: TrainingJob, actor: Any = None) -> TrainingJob:
             attempt=F("attempt") + 1,
             spent_seconds=F("spent_seconds") + ran,
             cancel_requested=False,
-            reason="",
+            reason=reason,
             phase=TrainingJob.Phase.QUEUED,
             checkpoint_path=checkpoint or "",
             celery_task_id=str(uuid.uuid4()),

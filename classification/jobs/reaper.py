@@ -7,11 +7,12 @@ import os
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.utils import timezone
 
 from classification.jobs import cleanup, lifecycle
 from classification.jobs.resume_notes import training_job_resume_note
-from classification.models import TrainingJob
+from classification.models import StatusChange, TrainingJob
 from core import broker, processes, queueing
 
 logger = logging.getLogger(__name__)
@@ -59,9 +60,47 @@ def training_jobs_reconcile_on_worker_start() -> list[int]:
         if lifecycle.training_job_finish(job_id=job.pk, target=S.STALLED, reason=reason):
             stalled.append(job.pk)
             cleanup.training_job_prune_checkpoints(job_id=job.pk)
+            training_job_auto_resume(job_id=job.pk, why=f"the worker process {pid} on {host} "
+                                                        "that ran it is gone")
     if stalled:
         logger.warning("worker start: marked jobs %s stalled (worker restarted)", stalled)
     return stalled
+
+
+# How a resume the system made by itself begins its reason (kept in the job's history), so the
+# resumes already spent can be counted.
+AUTO_RESUME_NOTE = "Resumed by itself"
+
+
+def training_job_auto_resume(*, job_id: int, why: str) -> str:
+    """A stalled job whose worker died, queued again from its latest checkpoint (as a batch's
+    shards are) at most TRAINING_AUTO_RESUMES times, each time recorded with `why`; past that it
+    stays stalled, its reason saying so. Returns the action taken."""
+    limit = settings.TRAINING_AUTO_RESUMES
+    spent = StatusChange.objects.filter(job_id=job_id, target=S.QUEUED,
+                                        reason__startswith=AUTO_RESUME_NOTE).count()
+    job = TrainingJob.objects.filter(pk=job_id, status=S.STALLED).first()
+    if job is None:
+        return "already resumed or ended"
+    if spent >= limit:
+        note = (f" Not resumed by itself: its worker died after {spent} automatic resume(s), "
+                f"the most TRAINING_AUTO_RESUMES ({limit}) allows.")
+        if limit and TrainingJob.objects.filter(pk=job_id, status=S.STALLED,
+                                                reason=job.reason).update(
+                reason=(job.reason + note)[:4000]):
+            return "left stalled (out of automatic resumes)"
+        return "left stalled"
+    reason = (f"{AUTO_RESUME_NOTE} ({spent + 1} of {limit}) from its latest checkpoint: {why}; "
+              "it waits for a worker again.")
+    try:
+        lifecycle.training_job_resume(job=job, reason=reason)
+    except ValueError:
+        return "already resumed or ended"
+    except queueing.QueueUnavailable:
+        return "failed (the job queue is unreachable)"
+    logger.warning("training job %s resumed by itself (%s of %s): %s", job_id, spent + 1,
+                   limit, why)
+    return "resumed by itself"
 
 
 def training_jobs_check(*, stale_seconds: float, force: bool = False) -> list[JobCheck]:
@@ -176,4 +215,8 @@ def training_jobs_cleanup(
             check.action += (
                 f", killed training process {pid}" if killed else f", could not kill {pid}"
             )
+        if marked and check.host == host and worker_gone and not force:
+            # Its orphaned child is gone too, so the newest checkpoint on disk is final.
+            check.action += ", " + training_job_auto_resume(job_id=check.job_id,
+                                                            why=check.problem)
     return checks
