@@ -200,9 +200,9 @@ CANCEL_GRACE_SECONDS = env.float("CANCEL_GRACE_SECONDS", default=30.0)
 JOB_HARD_TIME_LIMIT = env.float("JOB_HARD_TIME_LIMIT", default=6 * 3600.0)
 PROGRESS_WRITE_INTERVAL = env.float("PROGRESS_WRITE_INTERVAL", default=1.0)
 BATCH_SHARD_ROWS = env.int("BATCH_SHARD_ROWS", default=50_000)  # classification/batches/shards.py
-# The training process runs at this niceness, so on a laptop the web server and the
-# supervisor's watchdog stay responsive while every core trains. 0 keeps normal priority.
+# The training process's niceness: the web and the watchdog stay responsive. 0 = normal.
 TRAINING_NICE = env.int("TRAINING_NICE", default=10)
+TRAINING_AUTO_RESUMES = env.int("TRAINING_AUTO_RESUMES", default=2)  # classification/jobs/reaper
 
 # --- Celery -----------------------------------------------------------------------------------
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")

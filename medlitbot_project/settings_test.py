@@ -58,6 +58,9 @@ _default("FILE_UPLOAD_TEMP_DIR", str(_scratch / "uploads"))
 _default("STATIC_ROOT", str(_scratch / "static"))
 (_scratch / "static").mkdir(exist_ok=True)  # WhiteNoise warns about a missing STATIC_ROOT
 _default("ALLOW_MODEL_DOWNLOAD", "False")
+# A job whose worker died stays stalled, as the tests of stalling read it; the tests of resuming
+# by itself set TRAINING_AUTO_RESUMES themselves.
+_default("TRAINING_AUTO_RESUMES", "0")
 # Sessions rank on words only: the sentence encoder costs every process that refreshes a ranking
 # seconds to load, and the flows under test do not depend on the features. The svm-embed ranker
 # has its own tests (tests/test_screening_ranker_puts_sentence_vectors_beside_words*.py).
