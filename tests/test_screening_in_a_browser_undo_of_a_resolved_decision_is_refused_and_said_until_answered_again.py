@@ -43,7 +43,9 @@ def test_undo_of_a_resolved_decision_is_refused_and_said(
     page.wait_for_load_state("networkidle")  # recent.json: the decided record, for undo
     page.keyboard.press("z")
     expect(title).to_have_text(record.title)
-    expect(page.locator("#record-labels")).to_contain_text("resolved by a maintainer")
+    # Blind: not marked resolved beforehand, since a resolution tells that Remy disagreed
+    # (issue 50); the refusal below says it once she tries to change it.
+    expect(page.locator("#record-labels")).not_to_contain_text("resolved by a maintainer")
     page.keyboard.press("n")
     refused = page.locator(f"#save-log li[data-record='{record.pk}'][data-state='refused']")
     expect(refused).to_contain_text("can no longer change")
