@@ -29,11 +29,21 @@ from screening import (
     simulation_runs,
     visibility,
 )
+from screening.errors import ScreeningConflict
 from screening.forms import SessionForm, SimulationForm
 
 
 def _session(request: Request, pk: int, action: str = policy.Action.VIEW) -> Any:
     return selectors.session_get(user=request.user, pk=pk, action=action)
+
+
+def conflict_response(exc: ScreeningConflict) -> Response:
+    """A write refused by the record's state: 409 with the message and what stands in the way."""
+    return Response({"detail": str(exc), **exc.facts}, status=status.HTTP_409_CONFLICT)
+
+
+def _flag(value: Any) -> bool:
+    return value is True or str(value).lower() in ("true", "1", "yes", "on")
 
 
 class SessionListApi(generics.GenericAPIView):
@@ -179,6 +189,8 @@ class DecideApi(APIView):
                                      values=dict(request.data.get("values") or {}),
                                      reasons=dict(request.data.get("reasons") or {}),
                                      note=str(request.data.get("note") or ""))
+        except ScreeningConflict as exc:
+            return conflict_response(exc)
         except (ValueError, TypeError) as exc:
             raise ValidationError({"detail": str(exc)}) from None
         record.refresh_from_db()
@@ -215,7 +227,12 @@ class ConflictsApi(generics.GenericAPIView):
         return self.get_paginated_response([_conflict_body(c) for c in conflicts])
 
     @extend_schema(summary="A maintainer's resolution of a conflict (record, label, value, "
-                           "note; stage `full_text` with its required exclusion_reason)",
+                           "note; stage `full_text` with its required exclusion_reason). A "
+                           "second resolution of the same conflict answers 409 with the "
+                           "standing one (`resolution`: id, resolver, value, resolved_at) "
+                           "unless it sends `replaces` (that id); one that would take the "
+                           "record out of full text after work there answers 409 unless "
+                           "`confirm_discard_fulltext=true` with a `reason`",
                    request=request_bodies.CONFLICT_RESOLVE,
                    examples=request_bodies.CONFLICT_RESOLVE_EXAMPLES, responses=None)
     def post(self, request: Request, pk: int) -> Response:
@@ -229,11 +246,17 @@ class ConflictsApi(generics.GenericAPIView):
                 label=str(request.data.get("label", "")),
                 value=str(request.data.get("value", "")),
                 reason=str(request.data.get("exclusion_reason") or ""),
-                note=str(request.data.get("note") or ""))
+                note=str(request.data.get("note") or ""),
+                replaces=str(request.data.get("replaces") or ""),
+                confirm_discard_fulltext=_flag(request.data.get("confirm_discard_fulltext")),
+                discard_reason=str(request.data.get("reason") or ""))
+        except ScreeningConflict as exc:
+            return conflict_response(exc)
         except (ValueError, TypeError) as exc:
             raise ValidationError({"detail": str(exc)}) from None
         record.refresh_from_db()
-        return Response({"record": record.pk, "final": record.final, "done": record.done})
+        return Response({"record": record.pk, "final": record.final, "done": record.done,
+                         "state": record.state})
 
 
 class ExportApi(APIView):

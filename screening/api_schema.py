@@ -45,6 +45,15 @@ CONFLICT_RESOLVE = inline_serializer("ScreeningResolutionRequest", fields={
         required=False, allow_blank=True,
         help_text="Required for a no at full text: one of the session's reasons"),
     "note": _NOTE,
+    "replaces": serializers.IntegerField(
+        required=False, help_text="The id of the resolution this one replaces: without it, "
+        "a conflict already resolved answers 409 with that resolution"),
+    "confirm_discard_fulltext": serializers.BooleanField(
+        required=False, default=False, help_text="Resolve although the record leaves full "
+        "text after work there (kept, marked superseded); needs `reason`"),
+    "reason": serializers.CharField(
+        required=False, allow_blank=True,
+        help_text="Why the full-text work is left behind (logged, kept on the resolution)"),
 })
 
 FULLTEXT_ATTACH = {"multipart/form-data": inline_serializer("FullTextReportUpload", fields={

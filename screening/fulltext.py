@@ -20,8 +20,8 @@ from django.utils import timezone
 from core import filestore
 from projects import policy
 from projects.services import activity_record
-from screening import fulltext_selectors
-from screening.errors import ScreeningError
+from screening import fulltext_selectors, record_state, resolutions
+from screening.errors import ScreeningConflict, ScreeningError
 from screening.fulltext_pdf import MB, PdfRefused, pdf_text
 from screening.models import Decision, FullTextReport, Record, Resolution, ScreeningSession, Stage
 from screening.services import exclusion_reasons_check
@@ -60,6 +60,7 @@ def fulltext_report_attach(*, user: Any, record: Record, uploaded_file: Any) -> 
     path.write_bytes(data)
     try:
         with transaction.atomic():
+            locked = Record.objects.select_for_update().get(pk=record.pk)
             report = FullTextReport.objects.select_for_update().get_or_create(record=record)[0]
             old = report.pdf_path
             report.status, report.not_retrieved_reason = FullTextReport.Status.RETRIEVED, ""
@@ -68,6 +69,7 @@ def fulltext_report_attach(*, user: Any, record: Record, uploaded_file: Any) -> 
             report.pages, report.uploaded_by, report.uploaded_at = (
                 extracted.pages, user, timezone.now())
             report.save()
+            record_state.record_state_sync(record=locked, session=record.session)
             activity_record(project=record.session.project_id, actor=user,
                             verb="screening_fulltext", subject=record.session,
                             summary=f"{user.get_username()} attached the full text of record "
@@ -94,9 +96,12 @@ def fulltext_not_retrieved(*, user: Any, record: Record, reason: str) -> FullTex
     if not reason:
         raise ScreeningError("Say why the report could not be retrieved.")
     with transaction.atomic():
+        locked = Record.objects.select_for_update().get(pk=record.pk)
         report = FullTextReport.objects.select_for_update().get_or_create(record=record)[0]
         report.status, report.not_retrieved_reason = FullTextReport.Status.NOT_RETRIEVED, reason
         report.save(update_fields=["status", "not_retrieved_reason"])
+        # Refused (rolled back) once the report was assessed: it was retrieved.
+        record_state.record_state_sync(record=locked, session=record.session)
         activity_record(project=record.session.project_id, actor=user,
                         verb="screening_fulltext", subject=record.session,
                         summary=f"{user.get_username()} marked the full text of record "
@@ -108,7 +113,8 @@ def fulltext_decision_record(*, user: Any, record: Record, values: dict[str, str
                              reasons: dict[str, str] | None = None, note: str = "") -> Record:
     """One reviewer's yes/no per label at full text; a "no" needs one of the session's
     exclusion reasons. Idempotent (one row per record, reviewer, label and stage), and refused
-    on a report marked not retrieved (it was never assessed) or a label already resolved."""
+    (ScreeningConflict) on a report not retrieved yet or marked not retrieved (it cannot be
+    assessed), and on a label already resolved."""
     labels = _at_fulltext(user=user, record=record)
     session = record.session
     if not values or set(values) - set(labels) or set(values.values()) - set(FT_VALUES):
@@ -117,14 +123,11 @@ def fulltext_decision_record(*, user: Any, record: Record, values: dict[str, str
                                       required=True)
     with transaction.atomic():
         record = Record.objects.select_for_update().get(pk=record.pk)
-        report = FullTextReport.objects.get_or_create(record=record)[0]
-        if report.status == FullTextReport.Status.NOT_RETRIEVED:
-            raise ScreeningError("This report was marked not retrieved: attach its PDF before "
-                                 "deciding on it.")
+        report_retrieved_check(record=record)
         resolved = set(Resolution.objects.filter(record=record, stage=Stage.FULL_TEXT)
                        .values_list("label", flat=True))
         if resolved & set(values):
-            raise ScreeningError("A maintainer has resolved this report at full text; your "
+            raise ScreeningConflict("A maintainer has resolved this report at full text; your "
                                  "decision on it can no longer change.")
         others = (Decision.objects.filter(record=record, stage=Stage.FULL_TEXT)
                   .exclude(reviewer=user).values("reviewer").distinct().count())
@@ -136,6 +139,19 @@ def fulltext_decision_record(*, user: Any, record: Record, values: dict[str, str
                     reason=reasons.get(label, ""))
         fulltext_finalise(record=record, session=session, labels=labels)
     return record
+
+
+def report_retrieved_check(*, record: Record) -> None:
+    """A report is assessed only once retrieved: ScreeningConflict (409) saying what to do."""
+    report = FullTextReport.objects.filter(record=record).first()
+    status = report.status if report is not None else FullTextReport.Status.SOUGHT
+    if status == FullTextReport.Status.NOT_RETRIEVED:
+        raise ScreeningConflict("This report was marked not retrieved: attach its PDF before "
+                                "deciding on it.", facts={"status": status})
+    if status != FullTextReport.Status.RETRIEVED:
+        raise ScreeningConflict("This report has not been retrieved yet: attach its PDF, or "
+                                "mark it not retrieved, before deciding on it.",
+                                facts={"status": status})
 
 
 def _upsert(*, record: Record, user: Any, label: str, value: str, note: str,
@@ -176,11 +192,13 @@ def fulltext_finalise(*, record: Record, session: ScreeningSession, labels: list
             reasons[label] = reason
     record.fulltext_final, record.fulltext_reasons = final, reasons
     record.save(update_fields=["fulltext_final", "fulltext_reasons"])
+    record_state.record_state_sync(record=record, session=session)
 
 
 def fulltext_resolve(*, user: Any, record: Record, label: str, value: str, reason: str = "",
-                     note: str = "") -> Record:
-    """A maintainer's final word at full text where the two reviewers disagree."""
+                     note: str = "", replaces: str = "") -> Record:
+    """A maintainer's final word at full text where the two reviewers disagree, on a retrieved
+    report; a second one of the label needs `replaces` (resolutions.resolution_save)."""
     labels = _at_fulltext(user=user, record=record, action=policy.Action.RESOLVE_CONFLICTS)
     session = record.session
     if label not in labels or value not in FT_VALUES:
@@ -189,11 +207,14 @@ def fulltext_resolve(*, user: Any, record: Record, label: str, value: str, reaso
                                      reasons={label: reason}, required=True).get(label, "")
     with transaction.atomic():
         record = Record.objects.select_for_update().get(pk=record.pk)
-        Resolution.objects.update_or_create(record=record, label=label, stage=Stage.FULL_TEXT,
-                                            defaults={"value": value, "resolver": user,
-                                                      "note": note, "exclusion_reason": reason})
+        report_retrieved_check(record=record)
+        replaced = resolutions.resolution_save(
+            record=record, user=user, label=label, stage=Stage.FULL_TEXT, value=value,
+            note=note, exclusion_reason=reason, replaces=replaces)
         fulltext_finalise(record=record, session=session, labels=labels)
+        said = (f"changed the resolution of {label} at full text from {replaced.value} to "
+                f"{value}" if replaced is not None else f"resolved {label}={value} at full text")
         activity_record(project=session.project_id, actor=user, verb="screening_resolve",
-                        subject=session, summary=f"{user.get_username()} resolved {label}="
-                        f"{value} at full text for record {record.position + 1}")
+                        subject=session, summary=f"{user.get_username()} {said} for record "
+                        f"{record.position + 1}", replaced=getattr(replaced, "pk", None))
     return record

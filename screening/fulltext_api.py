@@ -2,7 +2,9 @@
 with a multipart `file` keeps the report's PDF and its extracted text (201); `GET` on the same
 path answers `text_chars` and the stage's decisions, as the caller's sight allows (blind: a
 reviewer sees their own). `.../decide/` (values, reasons, note), `.../not-retrieved/` (reason);
-`GET /api/screening/<id>/fulltext/` lists the records at full text."""
+`GET /api/screening/<id>/fulltext/` lists the records at full text, paged like every API list
+(`{count, next, previous, results}`, `?page=`). A decision on a report not retrieved yet, or
+marked not retrieved, answers 409 saying what to do first."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 
 from django.urls import path
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from rest_framework import generics, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
@@ -19,7 +21,8 @@ from rest_framework.views import APIView
 
 from screening import api_schema as request_bodies
 from screening import fulltext, fulltext_selectors, selectors, visibility
-from screening.errors import ScreeningError
+from screening.api import conflict_response
+from screening.errors import ScreeningConflict, ScreeningError
 
 
 def _record(request: Request, pk: int, record: int) -> tuple[Any, list[str]]:
@@ -34,20 +37,24 @@ def _state(request: Request, found: tuple[Any, list[str]]) -> dict[str, Any]:
     return fulltext_selectors.fulltext_state(user=request.user, record=record, labels=labels)
 
 
-class FullTextListApi(APIView):
-    @extend_schema(summary="The records at full text, with their labels there and the report's "
-                           "status", responses=None)
+class FullTextListApi(generics.GenericAPIView):
+    @extend_schema(summary="The records at full text, in the records' order, with their labels "
+                           "there, the report's status and the record's state (paged: "
+                           "`{count, next, previous, results}`, `?page=`)", responses=None)
     def get(self, request: Request, pk: int) -> Response:
         session = selectors.session_get(user=request.user, pk=pk)
         visibility.fulltext_require_open(user=request.user, session=session)  # 403 while blind
         sight = visibility.session_sight(user=request.user, session=session)
-        return Response({"results": [
+        # The records' order, the same on every request, so it pages.
+        found = self.paginate_queryset(fulltext_selectors.fulltext_records(session=session))
+        return self.get_paginated_response([
             {"record": record.pk, "labels": labels,
              "title": visibility.record_title_shown(record=record),
              "status": getattr(getattr(record, "fulltext", None), "status", "sought"),
+             "state": record.state if sight.finals_shown else None,
              "final": ({k: v for k, v in record.fulltext_final.items() if k in labels}
                        if sight.finals_shown else None)}
-            for record, labels in fulltext_selectors.fulltext_records(session=session)]})
+            for record, labels in found])
 
 
 class FullTextRecordApi(APIView):
@@ -86,6 +93,8 @@ class FullTextDecideApi(APIView):
                 user=request.user, record=found[0], values=dict(request.data.get("values") or {}),
                 reasons=dict(request.data.get("reasons") or {}),
                 note=str(request.data.get("note") or "")[:2000])
+        except ScreeningConflict as exc:
+            return conflict_response(exc)
         except (ScreeningError, TypeError, ValueError) as exc:
             raise ValidationError({"detail": str(exc)}) from None
         return Response(_state(request, found))
@@ -100,6 +109,8 @@ class FullTextNotRetrievedApi(APIView):
         try:
             fulltext.fulltext_not_retrieved(user=request.user, record=found[0],
                                             reason=str(request.data.get("reason") or ""))
+        except ScreeningConflict as exc:
+            return conflict_response(exc)
         except ScreeningError as exc:
             raise ValidationError({"detail": str(exc)}) from None
         return Response(_state(request, found))

@@ -23,6 +23,21 @@ class Stage(models.TextChoices):
     FULL_TEXT = "full_text", "Full text"
 
 
+class RecordState(models.TextChoices):
+    """A record's place on its path through both stages (screening/record_state.py has the
+    moves it may make)."""
+
+    SCREENING = "screening", "Being screened at title/abstract"
+    CONFLICT = "conflict", "Reviewers disagree at title/abstract"
+    EXCLUDED = "excluded", "Excluded at title/abstract"
+    MARKED_NO = "marked_no", "Marked no by the stopping rule"
+    SOUGHT = "sought", "Report sought"
+    NOT_RETRIEVED = "not_retrieved", "Report not retrieved"
+    RETRIEVED = "retrieved", "Report retrieved, being assessed"
+    INCLUDED = "included", "Included at full text"
+    EXCLUDED_FULL_TEXT = "excluded_full_text", "Excluded at full text"
+
+
 class StoppingRule(models.TextChoices):
     # screening.stopping_rules.RULES has the assumptions; QBCB and the target method are
     # simulated only (the page would have to keep target records out of the ranker's training).
@@ -153,6 +168,10 @@ class Record(models.Model):
     # ranked / sample / stop: the phase in which the record got its final values.
     done_phase = models.CharField(max_length=10, blank=True)
     done_at = models.DateTimeField(null=True, blank=True)
+    # Where the record is on its path (screening/record_state.py keeps it and its moves);
+    # PRISMA's boxes count this one column.
+    state = models.CharField(max_length=20, choices=RecordState.choices,
+                             default=RecordState.SCREENING)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["session", "position"],
@@ -198,6 +217,8 @@ class Resolution(models.Model):
     resolver = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                  related_name="+")
     note = models.TextField(blank=True)
+    # Why the maintainer resolved it although the record's full-text work is left behind.
+    discard_reason = models.TextField(blank=True)
     resolved_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -230,6 +251,10 @@ class FullTextReport(models.Model):
     uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL,
                                     null=True, blank=True, related_name="+")
     uploaded_at = models.DateTimeField(null=True, blank=True)
+    # Set when the record left full text by a maintainer's confirmed resolution: the report
+    # and its decisions are kept, no longer counted.
+    superseded_at = models.DateTimeField(null=True, blank=True)
+    superseded_reason = models.TextField(blank=True)
 
     def __str__(self) -> str:
         return f"full text of {self.record} ({self.status})"

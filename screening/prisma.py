@@ -1,15 +1,15 @@
 """PRISMA 2020 counts from a session's own rows, and the flow diagram drawn from them.
 
-Page, SVG and PNG read the same `prisma_counts`, so the diagram cannot disagree with the
-exports. Record-level counts (a record is one report): screened records are those reviewers
-read; a record marked no by the stopping rule is "marked ineligible by automation"; a record at
-full text for any label (fulltext_selectors.fulltext_records: final yes at title/abstract, or
-unsure from every reviewer) is a report sought; one whose report was not retrieved is counted
-there; the rest, once every label that reached full text has a final value, are assessed:
-included when any label is yes at full text, else excluded with the reason of its first label
-(the session's label order). Reports sought but not yet assessed are shown as "awaiting
-assessment" so the boxes always add up. Records excluded at screening are those screened with
-no label at full text.
+Page, SVG and PNG read the same `prisma_counts`, and every box after identification counts one
+column, the record's state (screening/record_state.py), so the diagram, the table and the
+exports cannot disagree. Record-level counts (a record is one report): screened records are
+those reviewers read (excluded at title/abstract, or at full text in any state); a record
+marked no by the stopping rule is "marked ineligible by automation"; a record at full text is
+a report sought; one whose report was not retrieved is counted there; only retrieved reports
+are assessed: included when any label that reached full text is yes there, else excluded with
+the reason of its first label (the session's label order). Reports sought and not retrieved
+yet, or retrieved and not decided yet, are shown as "awaiting assessment" so the boxes always
+add up.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from screening import fulltext_selectors
-from screening.models import FullTextReport, ScreeningSession
+from screening import record_state
+from screening.models import RecordState as S
+from screening.models import ScreeningSession
 
 COLLECTION_KEY = "collection"  # dataset_management.collection.COUNTS_KEY: per-file counts
 
@@ -63,60 +64,52 @@ def _stopping_rule(session: ScreeningSession) -> str:
     return ("; ".join(tests) or "the stopping rule") + (" (forced)" if why.get("forced") else "")
 
 
-def _fulltext(session: ScreeningSession, at_fulltext: list[tuple[Any, list[str]]]
-              ) -> dict[str, Any]:
-    """The reports: every record at full text (fulltext_selectors decides which, per label)."""
-    sought = not_retrieved = awaiting = included = 0
+def _fulltext(session: ScreeningSession, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
+    """The reports, counted by the records' states."""
+    states = Counter(state for *_, state in rows)
     reasons: Counter = Counter()
-    for record, reached in at_fulltext:
-        sought += 1
-        report = getattr(record, "fulltext", None)
-        ft_final, ft_reasons = record.fulltext_final, record.fulltext_reasons
-        if report is not None and report.status == FullTextReport.Status.NOT_RETRIEVED:
-            not_retrieved += 1
-        elif any(label not in ft_final for label in reached):
-            awaiting += 1
-        elif any(ft_final[label] == "yes" for label in reached):
-            included += 1
-        else:
-            reasons[next((ft_reasons[label] for label in reached if ft_reasons.get(label)),
+    for _, _, ft_final, ft_reasons, _, state in rows:
+        if state == S.EXCLUDED_FULL_TEXT:
+            reasons[next((ft_reasons[label] for label in session.labels
+                          if label in ft_final and ft_reasons.get(label)),
                          "no reason given")] += 1
-    return {"reports_sought": sought, "reports_not_retrieved": not_retrieved,
-            "reports_assessed": sought - not_retrieved - awaiting,
-            "reports_awaiting_assessment": awaiting,
-            "reports_excluded": sum(reasons.values()),
+    return {"reports_sought": sum(states[s] for s in record_state.FULL_TEXT_STATES),
+            "reports_not_retrieved": states[S.NOT_RETRIEVED],
+            "reports_assessed": sum(states[s] for s in record_state.ASSESSED_STATES),
+            "reports_awaiting_assessment": states[S.SOUGHT] + states[S.RETRIEVED],
+            "reports_excluded": states[S.EXCLUDED_FULL_TEXT],
             "reports_excluded_by_reason": dict(sorted(reasons.items(),
                                                       key=lambda kv: (-kv[1], kv[0]))),
-            "studies_included": included}
+            "studies_included": states[S.INCLUDED]}
 
 
 def prisma_counts(session: ScreeningSession) -> dict[str, Any]:
     """Every PRISMA 2020 box's count for the session, and per label the older counts."""
     rows = list(session.records.values_list("pk", "final", "fulltext_final",
-                                            "fulltext_reasons", "done_phase"))
+                                            "fulltext_reasons", "done_phase", "state"))
     per_label = {}
     for label in session.labels:
         per_label[label] = {
             "included": sum(1 for _, f, *_ in rows if f.get(label) == "yes"),
             "excluded": sum(1 for _, f, *_ in rows if f.get(label) == "no"),
-            "excluded_by_stopping_rule": sum(1 for _, f, _, _, p in rows
+            "excluded_by_stopping_rule": sum(1 for _, f, _, _, p, _ in rows
                                              if p == "stop" and f.get(label) == "no"),
-            "included_at_full_text": sum(1 for _, _, ft, _, _ in rows if ft.get(label) == "yes"),
+            # The state, not the full-text finals alone: a record that left full text is not
+            # included there, so this column agrees with "Studies included".
+            "included_at_full_text": sum(1 for _, _, ft, _, _, state in rows
+                                         if state == S.INCLUDED and ft.get(label) == "yes"),
         }
-    at_fulltext = fulltext_selectors.fulltext_records(session=session)
-    sought = {record.pk for record, _ in at_fulltext}
-    # Read by reviewers: done by them, or at full text already (unsure from every reviewer
-    # is not a final value, yet the report decides it). Excluded: read, and not sought.
-    screened = {pk for pk, *_, p in rows if p in ("ranked", "sample")} | sought
+    states = Counter(state for *_, state in rows)
+    screened = states[S.EXCLUDED] + sum(states[s] for s in record_state.FULL_TEXT_STATES)
     return {
         "source": session.source, "collection": session.collection_name,
         **_identified(session, len(rows)),
         "records": len(rows),
-        "screened": len(screened),
-        "excluded_at_screening": len(screened - sought),
-        "not_screened_marked_no": sum(1 for *_, p in rows if p == "stop"),
-        "not_yet_screened": sum(1 for pk, *_, p in rows if not p and pk not in sought),
+        "screened": screened,
+        "excluded_at_screening": states[S.EXCLUDED],
+        "not_screened_marked_no": states[S.MARKED_NO],
+        "not_yet_screened": states[S.SCREENING] + states[S.CONFLICT],
         "stopping_rule": _stopping_rule(session),
-        **_fulltext(session, at_fulltext),
+        **_fulltext(session, rows),
         "per_label": per_label,
     }

@@ -15,8 +15,16 @@ from django.utils import timezone
 
 from projects import policy
 from projects.services import activity_record
-from screening import ranking, selectors, sources, stopping_rules
-from screening.errors import ScreeningError
+from screening import (
+    fulltext_selectors,
+    ranking,
+    record_state,
+    resolutions,
+    selectors,
+    sources,
+    stopping_rules,
+)
+from screening.errors import ScreeningConflict, ScreeningError
 from screening.models import (
     VALUES,
     Decision,
@@ -28,7 +36,6 @@ from screening.models import (
 )
 
 INSERT_CHUNK = 1000
-
 
 
 # --- sessions ------------------------------------------------------------------------------
@@ -218,8 +225,11 @@ def _decision_upsert(*, record: Record, user: Any, label: str, value: str, note:
             value=value, note=note, exclusion_reason=reason, decided_at=timezone.now())
 
 
-def record_finalise(*, record: Record, session: ScreeningSession) -> None:
-    """Recompute the record's final value per label; count it when it becomes done."""
+def record_finalise(*, record: Record, session: ScreeningSession,
+                    discard_reason: str = "") -> None:
+    """Recompute the record's final value per label; count it when it becomes done; move its
+    state (record_state: refused if the move is not allowed, `discard_reason` confirming a
+    move that leaves full-text work behind)."""
     final = selectors.record_final_values(record=record, session=session)
     done = all(label in final for label in session.labels)
     was_done = record.done
@@ -231,26 +241,74 @@ def record_finalise(*, record: Record, session: ScreeningSession) -> None:
     if done != was_done:
         ScreeningSession.objects.filter(pk=session.pk).update(
             final_count=F("final_count") + (1 if done else -1))
+    record_state.record_state_sync(record=record, session=session,
+                                   discard_reason=discard_reason)
 
 
-def conflict_resolve(*, user: Any, record: Record, label: str, value: str,
-                     note: str = "") -> Record:
-    """A maintainer's (or the owner's) final word on a label the two reviewers disagree on."""
+def conflict_resolve(*, user: Any, record: Record, label: str, value: str, note: str = "",
+                     replaces: str = "", confirm_discard_fulltext: bool = False,
+                     reason: str = "") -> Record:
+    """A maintainer's (or the owner's) final word on a label at title/abstract.
+
+    A second resolution of the label needs `replaces` (resolutions.resolution_save). One that
+    takes the record, or the label, out of full text after work was done there is refused
+    (ScreeningConflict) unless `confirm_discard_fulltext` with a `reason`: the work is kept,
+    marked superseded, and the reason logged and kept on the resolution.
+    """
     session = record.session
     policy.require(user=user, action=policy.Action.RESOLVE_CONFLICTS, obj=session)
     if label not in session.labels or value not in ("yes", "no"):
         raise ScreeningError("Resolve a label of this session with yes or no.")
+    reason = " ".join(str(reason or "").split())[:500]
+    if confirm_discard_fulltext and not reason:
+        raise ScreeningError("Say why the full-text work is left behind: send a `reason`.")
+    discard = reason if confirm_discard_fulltext else ""
     with transaction.atomic():
         record = Record.objects.select_for_update().get(pk=record.pk)
-        Resolution.objects.update_or_create(record=record, label=label,
-                                            stage=Stage.TITLE_ABSTRACT, defaults={
-            "value": value, "resolver": user, "note": note})
-        record_finalise(record=record, session=session)
+        before = fulltext_selectors.fulltext_labels(record=record, session=session)
+        replaced = resolutions.resolution_save(
+            record=record, user=user, label=label, stage=Stage.TITLE_ABSTRACT, value=value,
+            note=note, discard_reason=discard, replaces=replaces)
+        record_finalise(record=record, session=session, discard_reason=discard)
+        _fulltext_labels_left(record=record, session=session, before=before, discard=discard)
         activity_record(project=session.project_id, actor=user, verb="screening_resolve",
-                        subject=session, summary=f"{user.get_username()} resolved {label}="
-                        f"{value} for record {record.position + 1} of “{session.name}”")
+                        subject=session, summary=_resolve_summary(
+                            user=user, record=record, label=label, value=value,
+                            replaced=replaced, discard=discard),
+                        replaced=getattr(replaced, "pk", None), discard_reason=discard)
     ranking.ranker_refresh_request(session_id=session.pk)
     return record
+
+
+def _fulltext_labels_left(*, record: Record, session: ScreeningSession, before: list[str],
+                          discard: str) -> None:
+    """A label that leaves full text while the record stays there: refused if it was decided
+    at full text, unless confirmed; its full-text finals are no longer the record's."""
+    after = fulltext_selectors.fulltext_labels(record=record, session=session)
+    left = [label for label in before if label not in after]
+    if not left:
+        return
+    decided = sorted(set(Decision.objects.filter(record=record, stage=Stage.FULL_TEXT,
+                                                 label__in=left)
+                         .values_list("label", flat=True)))
+    if decided and not discard:
+        raise ScreeningConflict(
+            f"This record was decided at full text for {', '.join(decided)}: this resolution "
+            "would take it out of the full-text stage. To resolve it anyway, confirm with "
+            "confirm_discard_fulltext=true and a reason (the full-text work is kept, marked "
+            "superseded).")
+    record.fulltext_final = {k: v for k, v in record.fulltext_final.items() if k in after}
+    record.fulltext_reasons = {k: v for k, v in record.fulltext_reasons.items() if k in after}
+    record.save(update_fields=["fulltext_final", "fulltext_reasons"])
+
+
+def _resolve_summary(*, user: Any, record: Record, label: str, value: str,
+                     replaced: Resolution | None, discard: str) -> str:
+    where = f"for record {record.position + 1} of “{record.session.name}”"
+    said = (f"{user.get_username()} changed the resolution of {label} from {replaced.value} to "
+            f"{value} {where} (replacing resolution {replaced.pk})" if replaced is not None
+            else f"{user.get_username()} resolved {label}={value} {where}")
+    return said + (f", leaving its full-text work behind: {discard}" if discard else "")
 
 
 # --- phases, the stop, training --------------------------------------------------------------
@@ -302,12 +360,11 @@ def session_stop(*, user: Any, session: ScreeningSession, force: bool = False
         if locked.phase == ScreeningSession.Phase.STOPPED:
             return locked
         now = timezone.now()
-        rest = list(locked.records.filter(done=False))
-        for record in rest:
-            record.final = {label: record.final.get(label, "no") for label in locked.labels}
-            record.done, record.done_phase, record.done_at = True, "stop", now
-        Record.objects.bulk_update(rest, ["final", "done", "done_phase", "done_at"],
+        marked = _stop_marks(session=locked, now=now)
+        Record.objects.bulk_update(marked, ["final", "done", "done_phase", "done_at"],
                                    batch_size=INSERT_CHUNK)
+        rest = [record for record in marked if record.done]
+        record_state.session_states_sync(session=locked)
         locked.phase = ScreeningSession.Phase.STOPPED
         locked.stop_justification = {
             "labels": states, "forced": bool(unmet), "marked_no": len(rest),
@@ -319,6 +376,23 @@ def session_stop(*, user: Any, session: ScreeningSession, force: bool = False
                         f"”, marking {len(rest)} unread record(s) as no")
     locked.refresh_from_db()
     return locked
+
+
+def _stop_marks(*, session: ScreeningSession, now: Any) -> list[Record]:
+    """The records the stop marks no, as they will be: every label without a final value,
+    except one at full text (unsure from every reviewer), whose report decides it; a record
+    with such a label is not done."""
+    at_fulltext = {record.pk: labels
+                   for record, labels in fulltext_selectors.fulltext_records(session=session)}
+    rest = []
+    for record in session.records.filter(done=False):
+        kept = at_fulltext.get(record.pk, ())
+        record.final = {label: record.final.get(label, "no") for label in session.labels
+                        if label in record.final or label not in kept}
+        if len(record.final) == len(session.labels):
+            record.done, record.done_phase, record.done_at = True, "stop", now
+        rest.append(record)
+    return rest
 
 
 def session_blinding_end(*, user: Any, session: ScreeningSession) -> ScreeningSession:

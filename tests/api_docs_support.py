@@ -1,5 +1,6 @@
 """Rows for the screening and saved-search request examples of /api/docs/: a dual-screened
-session (unblinded) with one conflict, one record at full text and records still to decide,
+session (unblinded) with one conflict, one record at full text with its report retrieved (a
+full-text decision needs one) and records still to decide,
 and a saved search, all in a team project of the owner (tests.screening_support)."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from typing import Any
 
 from literature import services as literature_services
 from screening import selectors, services
+from tests.pdf_support import report_attach
 from tests.screening_review_support import both_decide
 from tests.screening_support import team_make
 
@@ -20,6 +22,7 @@ def screening_example_ids(owner: Any) -> dict[tuple[str, str], Any]:
     conflict = both_decide(team, session, "yes", "no")
     at_full_text = both_decide(team, session, "yes", "yes")
     services.session_blinding_end(user=owner, session=session)
+    report_attach(user=owner, record=at_full_text)
     search = literature_services.saved_search_create(
         user=owner, project=team.project, name="Docs search", query="telomere*")
     return {("screening", "id"): session.pk, ("screening", "record"): at_full_text.pk,

@@ -54,3 +54,15 @@ def pdf_bytes(pages: list[str], *, inflate_to: int = 0, pad_to: int = 0) -> byte
 def broken_pdf() -> bytes:
     """Starts like a PDF and is nothing after: no objects, no cross-reference table."""
     return b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 9 0 R\n" + b"\x00\xff" * 200
+
+
+def report_attach(*, user, record, text: str = "Methods: a randomised trial.") -> None:
+    """Attach a one-page report to a record at full text through the service, as the page
+    does: a full-text decision needs a retrieved report."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from screening import fulltext
+
+    record.refresh_from_db()
+    fulltext.fulltext_report_attach(user=user, record=record, uploaded_file=SimpleUploadedFile(
+        "report.pdf", pdf_bytes([text]), content_type="application/pdf"))

@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from screening import fulltext, selectors, services
 from screening.models import ScreeningSession
+from tests.pdf_support import report_attach
 from tests.screening_review_support import (
     CITED_ROWS,
     both_decide,
@@ -117,6 +118,7 @@ def _fulltext_conflict(team: Any) -> tuple[Any, Any]:  # noqa: F811
     ScreeningSession.objects.filter(pk=session.pk).update(exclusion_reasons=["Wrong dose"])
     record = both_decide(team, session, "yes", "yes")
     record = session.records.select_related("session").get(pk=record.pk)
+    report_attach(user=team.reviewer, record=record)  # decided on a retrieved report only
     fulltext.fulltext_decision_record(user=team.reviewer, record=record,
                                       values={"oncological": "yes"}, note="ft-rita")
     fulltext.fulltext_decision_record(user=team.reviewer2, record=record,

@@ -17,6 +17,7 @@ from screening import export, fulltext, services
 from screening.models import ScreeningSession
 from screening.visibility import SIGHT_ALL
 from tests.export_support import ris_parse, run_batch
+from tests.pdf_support import report_attach
 from tests.screening_review_support import CITED_ROWS, cited_dataset_make, jsonl_records
 from tests.screening_support import team, trained_model_make  # noqa: F401
 
@@ -39,6 +40,7 @@ def decided(team) -> ScreeningSession:  # noqa: F811
     services.decision_record(user=team.reviewer, record=third, values={"oncological": "yes"},
                              note="looks eligible")
     third.refresh_from_db()  # final yes at title/abstract: at full text now
+    report_attach(user=team.reviewer, record=third)  # decided on a retrieved report only
     fulltext.fulltext_decision_record(user=team.reviewer, record=third,
                                       values={"oncological": "no"},
                                       reasons={"oncological": REASONS[1]},

@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 from api.tokens import token_create
 from screening import desk, selectors, services
 from screening.models import Decision, FullTextReport, Record, Stage
+from tests.pdf_support import report_attach
 from tests.screening_support import team  # noqa: F401
 
 pytestmark = [pytest.mark.django_db, pytest.mark.pg(
@@ -47,6 +48,8 @@ def test_full_text_decisions_need_a_reason_and_stay_blind(team) -> None:  # noqa
     # Full text opens to a blind session's reviewers at the stop (issue 50): before it, which
     # records reached it would tell each the other's answers.
     services.session_stop(user=team.maintainer, session=session, force=True)
+    for record in (agreed, disputed):
+        report_attach(user=team.reviewer, record=record)
     rita, remy = _api(team.reviewer), _api(team.reviewer2)
     mona, vera = _api(team.maintainer), _api(team.viewer)
     base = f"/api/screening/{session.pk}/fulltext/"
@@ -94,7 +97,7 @@ def test_full_text_decisions_need_a_reason_and_stay_blind(team) -> None:  # noqa
     assert disputed.fulltext_final == {"oncological": "no"}
     assert disputed.fulltext_reasons == {"oncological": "Wrong population"}
     late = decide(rita, disputed, "no", "Wrong outcome")
-    assert late.status_code == 400
+    assert late.status_code == 409  # the resolution stands: a conflict, not a bad input
     assert "resolved" in late.json()["detail"]
 
     # Not retrieved needs its reason, and is then not decided on.

@@ -17,6 +17,7 @@ from rest_framework.test import APIClient
 from dataset_management.models import Dataset
 from screening import export, fulltext, services
 from screening.models import ScreeningSession
+from tests.pdf_support import report_attach
 from tests.plugins.datasets import ROOT
 from tests.screening_review_support import CITED_ROWS, cited_dataset_make, client_of
 from tests.screening_support import team  # noqa: F401
@@ -42,6 +43,8 @@ def reviewed(team) -> ScreeningSession:  # noqa: F811
     r = list(session.records.order_by("position").select_related("session"))
     fulltext.fulltext_not_retrieved(user=team.reviewer, record=r[2],
                                     reason="paywalled, author did not reply")
+    for record in r[3:5]:
+        report_attach(user=team.reviewer, record=record)
     fulltext.fulltext_decision_record(user=team.reviewer, record=r[3],
                                       values={"oncological": "no"},
                                       reasons={"oncological": "Wrong population"})
