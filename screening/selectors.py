@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Collection
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from classification.batches import selectors as batch_selectors
@@ -277,30 +277,20 @@ def simulation_run_get(*, user: Any, pk: Any) -> SimulationRun:
     return policy.object_get(SimulationRun.objects.select_related("dataset"), user=user, pk=pk)
 
 
-def screen_progress(*, user: Any, session: ScreeningSession,
-                    by_reading: bool = False) -> dict[str, int]:
+def screen_progress(*, user: Any, session: ScreeningSession) -> dict[str, int]:
     """The screen page's counts: the reviewer's records decided today (local date) and in all,
-    the session's records done and remaining. `by_reading` (a blind reviewer's:
-    visibility.progress_for) counts as done the records every reviewer has read, or the stop
-    marked, whatever they said: a final value appearing, or not, would tell whether the other
-    reviewer agreed."""
+    the session's records done and remaining (a blind reviewer reads them through
+    visibility.progress_for, which counts their own records instead)."""
     mine = Decision.objects.filter(record__session=session, reviewer=user,
                                    stage=Stage.TITLE_ABSTRACT)
     today = timezone.localdate()
     total = session.records.count()
-    done = (records_read_by_all(session=session) if by_reading else
-            ScreeningSession.objects.filter(pk=session.pk).values_list(
-                "final_count", flat=True).first() or 0)
+    done = ScreeningSession.objects.filter(pk=session.pk).values_list(
+        "final_count", flat=True).first() or 0
     return {"mine_today": mine.filter(decided_at__date=today).values("record").distinct()
             .count(),
             "mine": mine.values("record").distinct().count(),
             "done": done, "remaining": total - done, "records": total}
-
-
-def records_read_by_all(*, session: ScreeningSession) -> int:
-    """Records that have all their reviewers (or were marked by the stop): agreed or not."""
-    return session.records.filter(Q(reviewer_count__gte=session.reviewers_per_record)
-                                  | Q(done_phase="stop")).count()
 
 
 def decisions_recent(*, user: Any, session: ScreeningSession,
