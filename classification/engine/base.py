@@ -26,6 +26,8 @@ class BaseClassifier(ABC):
         self.device_plan = device_plan
         self.label_names: list[str] = []
         self.multi_label = False
+        # Multi-label only: trained with rows that carry no label, so it may predict none.
+        self.allows_no_label = False
         self.thresholds: list[float] = []
         # Single-label only: added to log-probabilities before argmax (decisions.py).
         self.class_offsets: list[float] = []
@@ -73,10 +75,21 @@ class BaseClassifier(ABC):
         # A dataset with any multi-label row is multi-label, whatever the form said.
         self.multi_label = bool(config.multi_label) or any(len(row) > 1 for row in train.labels)
         known = set(self.label_names)
-        keep = [i for i, row in enumerate(train.labels) if row and set(row) & known]
+        # A multi-label row without a label is an example of none of these: all-zero targets.
+        self.allows_no_label = self.multi_label and any(not row for row in train.labels)
+        keep = [i for i, row in enumerate(train.labels)
+                if set(row) & known or (self.allows_no_label and not row)]
         if not keep:
             raise ValueError("No labelled training rows")
         return train.subset(keep) if len(keep) < len(train) else train
+
+    def scorable(self, data: TextData) -> TextData:
+        """The rows a metric counts: all of a multi-label model's (one without a label is right
+        when nothing is predicted), a single-label model's rows that have their class."""
+        if self.multi_label:
+            return data
+        rows = [i for i, row in enumerate(data.labels) if row]
+        return data.subset(rows) if len(rows) < len(data) else data
 
     def _targets(self, data: TextData) -> np.ndarray:
         """Indicator matrix for multi-label, class indices for single-label."""
@@ -164,12 +177,13 @@ class BaseClassifier(ABC):
         raise NotImplementedError(f"{self.model_type} has no fast inference path")
 
     def evaluate(self, data: TextData) -> dict[str, Any]:
-        rows = [i for i, row in enumerate(data.labels) if row]
-        data = data.subset(rows) if len(rows) < len(data) else data
+        """The metrics on `data`'s scorable rows, with how many rows those are of all."""
+        total, data = len(data), self.scorable(data)
+        counted = {"rows_scored": len(data), "rows_total": total}
         if not len(data):
-            return self._metrics_from_prob(data, np.zeros((0, len(self.label_names))))
+            return self._metrics_from_prob(data, np.zeros((0, len(self.label_names)))) | counted
         raw = self.predict_proba_raw(data.texts)
-        return self._metrics_from_prob(data, self.calibration.apply(raw), raw=raw)
+        return self._metrics_from_prob(data, self.calibration.apply(raw), raw=raw) | counted
 
     def _metrics_from_prob(self, data: TextData, prob: np.ndarray,
                            raw: np.ndarray | None = None) -> dict[str, Any]:
@@ -177,7 +191,7 @@ class BaseClassifier(ABC):
         and after calibration and each label's two thresholds and what they reach here."""
         metrics = compute_metrics(
             data.labels, prob, self.label_names, self.multi_label, self.thresholds, data.texts,
-            self.class_offsets,
+            self.class_offsets, allow_empty=self.allows_no_label,
         )
         if raw is not None and len(data):
             truth = encode_labels(data.labels, self.label_names)
@@ -230,7 +244,8 @@ class BaseClassifier(ABC):
             # A recall threshold is the highest that reached the target on validation; on few
             # validation rows it can sit above the F1 one, and the high-recall mode must never
             # give fewer labels than the default: it gives the F1 labels too.
-            chosen = np.maximum(apply_thresholds(prob, self._recall_decision_thresholds()),
+            chosen = np.maximum(apply_thresholds(prob, self._recall_decision_thresholds(),
+                                                 allow_empty=self.allows_no_label),
                                 self._choices(prob, self.thresholds, self.class_offsets))
             return self._predictions(prob, chosen)
         if threshold != THRESHOLD_F1:
@@ -269,7 +284,8 @@ class BaseClassifier(ABC):
                  offsets: list[float]) -> np.ndarray:
         """(n, L) 0/1 decisions from probabilities under the given decision rules."""
         if self.multi_label:
-            return apply_thresholds(prob, thresholds or [0.5] * len(self.label_names))
+            return apply_thresholds(prob, thresholds or [0.5] * len(self.label_names),
+                                    allow_empty=self.allows_no_label)
         choice = single_label_choice(prob, offsets)
         return np.eye(len(self.label_names), dtype=np.int64)[choice]
 
@@ -280,6 +296,7 @@ class BaseClassifier(ABC):
             "label_names": self.label_names,
             "label_map": {name: i for i, name in enumerate(self.label_names)},
             "multi_label": self.multi_label,
+            "allows_no_label": self.allows_no_label,
             "thresholds": self.thresholds,
             "class_offsets": self.class_offsets,
             "calibration": self.calibration.as_dict(),
@@ -295,6 +312,7 @@ class BaseClassifier(ABC):
     def _restore(self, manifest: dict[str, Any]) -> None:
         self.label_names = list(manifest["label_names"])
         self.multi_label = bool(manifest["multi_label"])
+        self.allows_no_label = bool(manifest.get("allows_no_label"))
         self.thresholds = list(manifest.get("thresholds") or [0.5] * len(self.label_names))
         self.class_offsets = list(manifest.get("class_offsets") or [])
         self.calibration = Calibration.from_dict(manifest.get("calibration"))

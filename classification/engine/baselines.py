@@ -165,7 +165,7 @@ class SklearnClassifier(BaseClassifier):
             {"phase": "training", "step": 1, "total_steps": 1, "epoch": 1.0, "total_epochs": 1}
         )
         progress_cb({"phase": "evaluating"})
-        val = val.subset([i for i, row in enumerate(val.labels) if row])
+        val = self.scorable(val)
         # Featurised once: the embedding kinds' vectors cost seconds per hundred texts.
         beside = self._features(val.texts) if len(val) else None
         raw = self._head_proba(self.head, beside) if beside is not None else None

@@ -211,9 +211,14 @@ def tune_thresholds(y_true: np.ndarray, y_prob: np.ndarray, default: float = 0.5
     return thresholds
 
 
-def apply_thresholds(y_prob: np.ndarray, thresholds: list[float]) -> np.ndarray:
+def apply_thresholds(y_prob: np.ndarray, thresholds: list[float], *,
+                     allow_empty: bool = False) -> np.ndarray:
+    """0/1 decisions per label. A row no threshold passes gets its most likely label, unless
+    `allow_empty`: a model trained on rows that carry no label may give none."""
     pred = (y_prob >= np.asarray(thresholds)[None, :]).astype(np.int64)
-    # Every article belongs to at least one domain: fall back to the most likely label.
+    if allow_empty:
+        return pred
+    # Without examples of "none of these", every article belongs to at least one label.
     empty = pred.sum(axis=1) == 0
     if empty.any() and y_prob.shape[1]:
         pred[empty, y_prob[empty].argmax(axis=1)] = 1
@@ -228,11 +233,14 @@ def compute_metrics(
     thresholds: list[float] | None = None,
     texts: list[str] | None = None,
     offsets: list[float] | None = None,
+    allow_empty: bool = False,
 ) -> dict[str, Any]:
     y_prob = np.asarray(y_prob, dtype=np.float64)
     if multi_label:
+        # A row without a label is all zeros: scored right only when nothing is predicted.
         y_true = encode_labels(labels, label_names)
-        y_pred = apply_thresholds(y_prob, thresholds or [0.5] * len(label_names))
+        y_pred = apply_thresholds(y_prob, thresholds or [0.5] * len(label_names),
+                                  allow_empty=allow_empty)
         return multilabel_metrics(y_true, y_prob, y_pred, label_names, texts)
     index = {name: i for i, name in enumerate(label_names)}
     y_true = np.array([index[row[0]] for row in labels], dtype=np.int64)

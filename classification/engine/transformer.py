@@ -134,7 +134,7 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
 
         started = time.perf_counter()
         train = self._setup_labels(train, val, config)
-        val = val.subset([i for i, row in enumerate(val.labels) if row])
+        val = self.scorable(val)
         plan = self._prepare_run(config)
         self._load_pretrained(config, plan, progress_cb)
         attention = cpu_attention.use_for_training(self.model, plan)
