@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,8 @@ def mlmodel_evaluate_file(
 
     The result adds `columns` (role -> column and where it came from), `unknown_labels`
     ({label: rows}), the rows left out (`rows_unknown_labels_only`, `rows_without_labels`,
-    `rows_dropped`: no text) and `training_overlap` (mlmodels.overlap). ValueError or
+    `rows_dropped`: no text), `rows_scored` of `rows_total` with the rows not scored named
+    (`rows_not_scored`, rows_counted) and `training_overlap` (mlmodels.overlap). ValueError or
     DatasetFileError when there is nothing to score. `on_progress` and `chunk_rows`: see the
     module's docstring.
     """
@@ -97,52 +99,104 @@ def mlmodel_evaluate_upload(
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _truth(known: set[str], parsed: ParsedFile) -> tuple[list[list[str]], Counter[str], int, int]:
-    """Each row's labels that the model knows; the unknown ones counted; rows without labels
-    and rows with only unknown labels counted."""
-    unknown: Counter[str] = Counter()
-    truth: list[list[str]] = []
-    without_labels = unknown_only = 0
-    for row in parsed.labels:
+# How many unscored rows a result names one by one (all are counted).
+NAMED_ROWS = 20
+
+
+def _truth(known: set[str], parsed: ParsedFile, *, multi_label: bool) -> _Truth:
+    """Each row's labels that the model knows, and the rows that cannot be scored, by why.
+
+    A multi-label row without a label is scored (right when the model gives none); a
+    single-label one is not (it has no class to be right about), nor is a row whose labels are
+    all unknown to the model."""
+    from dataset_management.readers.errors import names_listed
+    from dataset_management.unlabelled import NONE_LABELS
+
+    out = _Truth()
+    for position, row in enumerate(parsed.labels):
+        if multi_label:  # as its import read them: "none" is no label, not an unknown one
+            row = [label for label in row if label not in NONE_LABELS]
         kept = [label for label in row if label in known]
-        unknown.update(label for label in row if label not in known)
-        without_labels += not row
-        unknown_only += bool(row) and not kept
-        truth.append(kept)
-    return truth, unknown, without_labels, unknown_only
+        missing = [label for label in row if label not in known]
+        out.unknown.update(missing)
+        out.without_labels += not row and not multi_label  # left out
+        out.no_label_scored += not row and multi_label
+        out.unknown_only += bool(row) and not kept
+        if kept or (multi_label and not row):
+            out.scored.append(position)
+            out.truth.append(kept)
+        else:
+            why = ("only labels the model does not know: " + names_listed(missing) if row
+                   else "no label")
+            out.unscored.append((_row_of(parsed, position), why))
+    out.unscored += parsed.problems
+    out.unscored.sort()
+    return out
+
+
+def _row_of(parsed: ParsedFile, position: int) -> int:
+    return parsed.rows[position] if position < len(parsed.rows) else position + 1
+
+
+@dataclass
+class _Truth:
+    scored: list[int] = field(default_factory=list)  # positions in parsed.texts
+    truth: list[list[str]] = field(default_factory=list)
+    unknown: Counter[str] = field(default_factory=Counter)
+    unscored: list[tuple[int, str]] = field(default_factory=list)  # (file row, why)
+    without_labels: int = 0
+    no_label_scored: int = 0
+    unknown_only: int = 0
 
 
 def _evaluate(ml_model: MLModel, parsed: ParsedFile, report: Progress, *,
               chunk_rows: int) -> dict[str, Any]:
-    """Score the rows whose labels the model knows; report the labels it does not know.
+    """Score every row that can be scored; name and count the rest.
 
     A label the model never saw cannot be predicted, so it is taken out of its row's truth
-    (and counted) rather than scored as a miss on every row; a row left with no label is left
-    out of the scores, and counted.
+    (and counted) rather than scored as a miss on every row; a row left with no label it knows
+    is not scored, and is named with why. `rows_scored` of `rows_total` says how many counted.
     """
     from dataset_management.readers.errors import names_listed
 
     clf = _classifier(ml_model)
-    truth, unknown, without_labels, unknown_only = _truth(set(clf.label_names), parsed)
-    if not any(truth):
-        if unknown:
+    found = _truth(set(clf.label_names), parsed, multi_label=bool(clf.multi_label))
+    if not any(found.truth):
+        if found.unknown:
             raise ValueError(
-                f"None of the file's labels ({names_listed(sorted(unknown))}) is one the model "
-                f"knows ({names_listed(clf.label_names)}): is the label column the right one?"
+                f"None of the file's labels ({names_listed(sorted(found.unknown))}) is one the "
+                f"model knows ({names_listed(clf.label_names)}): is the label column the right "
+                "one?"
             )
         raise ValueError("The label column is empty in every row: there is nothing to score "
                          "the model against.")
     # The texts with whatever metadata the file has, as the model read its training rows.
-    texts = mlmodel_texts(ml_model=ml_model, texts=parsed.texts, metadata=parsed.metadata)
-    metrics = _metrics_in_chunks(clf, ml_models.TextData(texts=texts, labels=truth),
+    texts = mlmodel_texts(ml_model=ml_model, texts=[parsed.texts[i] for i in found.scored],
+                          metadata=[parsed.metadata[i] for i in found.scored]
+                          if parsed.metadata else None)
+    metrics = _metrics_in_chunks(clf, ml_models.TextData(texts=texts, labels=found.truth),
                                  report, chunk_rows=chunk_rows)
-    metrics.update({
-        "unknown_labels": dict(sorted(unknown.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "rows_unknown_labels_only": unknown_only,
-        "rows_without_labels": without_labels,
+    return metrics | rows_counted(scored=len(found.scored),
+                                  total=len(parsed.texts) + len(parsed.problems),
+                                  unscored=found.unscored) | {
+        "unknown_labels": dict(sorted(found.unknown.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "rows_unknown_labels_only": found.unknown_only,
+        "rows_without_labels": found.without_labels,
+        "rows_without_labels_scored": found.no_label_scored,
         "rows_dropped": parsed.dropped,
-    })
-    return metrics
+    }
+
+
+def rows_counted(*, scored: int, total: int, unscored: list[tuple[int, str]]) -> dict[str, Any]:
+    """What a result says about the rows it counted: every row of the file is either scored or
+    named (the first NAMED_ROWS) and counted by why."""
+    return {
+        "rows_scored": scored, "rows_total": total,
+        "rows_not_scored": [{"row": row, "reason": why} for row, why in unscored[:NAMED_ROWS]],
+        "rows_not_scored_by_reason": dict(Counter(
+            why.split(":")[0] for _, why in unscored).most_common()),
+        "scored_on": "" if scored == total else f"on {scored} of {total} rows",
+    }
 
 
 def _metrics_in_chunks(clf: Any, data: ml_models.TextData, report: Progress, *,
@@ -153,7 +207,9 @@ def _metrics_in_chunks(clf: Any, data: ml_models.TextData, report: Progress, *,
     metrics with both); tests/test_evaluation_in_chunks_scores_exactly_as_the_engines_evaluate.py
     holds the two equal.
     """
-    scored = data.subset([i for i, row in enumerate(data.labels) if row])
+    scorable = getattr(clf, "scorable", None)
+    scored = scorable(data) if scorable else data.subset(
+        [i for i, row in enumerate(data.labels) if row])
     total = len(scored)
     if not hasattr(clf, "_metrics_from_prob") or not total:  # not a BaseClassifier: at once
         report(MESSAGE_SCORING, 0, total)

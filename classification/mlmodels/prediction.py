@@ -31,6 +31,8 @@ class ParsedFile:
     dropped: int
     # Each row's metadata fields (journal, mesh, ...: engine/metadata.py), aligned with texts.
     metadata: list[dict[str, list[str]]] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)  # each text's row in the file
+    problems: list[tuple[int, str]] = field(default_factory=list)  # (row, why) of the dropped
 
 
 def article_metadata(article: Any) -> dict[str, list[str]]:
@@ -55,13 +57,15 @@ def parse_articles_file(
     texts: list[str] = []
     raw_labels: list[Any] = []
     metadata: list[dict[str, list[str]]] = []
-    dropped = 0
+    rows: list[int] = []
+    problems: list[tuple[int, str]] = []
     with articles_read(path=path, filename=filename or path.name, mapping=mapping) as articles:
         m = articles.mapping
         for article in articles:
             if article.problem:
-                dropped += 1
+                problems.append((article.row, article.problem))
                 continue
+            rows.append(article.row)
             texts.append(article.text)
             raw_labels.append(article.raw_labels)
             metadata.append(article_metadata(article))
@@ -77,7 +81,7 @@ def parse_articles_file(
         list(labels_parse(raw=v, separator=separator, label_map=m.label_map)) if has_labels else []
         for v in raw_labels
     ]
-    return ParsedFile(texts, labels, has_labels, dropped, metadata)
+    return ParsedFile(texts, labels, has_labels, len(problems), metadata, rows, problems)
 
 
 def parse_uploaded_file(uploaded_file: Any) -> ParsedFile:

@@ -22,8 +22,10 @@ from classification.quality import quality_warnings
 from classification.views.presenters import (
     adapted_encoder_cards,
     job_settings,
+    measured_on_different_rows,
     metric_rows,
     scored_on_different_test_rows,
+    test_rows_measured,
 )
 from classification.views.reliability import calibration_panel
 from core.paging import page_of
@@ -231,9 +233,11 @@ def model_compare(request: HttpRequest) -> HttpResponse:
             ("accuracy", "Accuracy"), ("subset_accuracy", "Subset accuracy"),
             ("hamming_loss", "Hamming loss"), ("roc_auc_macro", "ROC-AUC (macro)"),
             ("n", "Test examples")]
+    # Scores measured on different rows are not ranked: the fewer rows may be the easier ones.
+    different_rows = measured_on_different_rows(models)
     rows = [
         _compare_row(label, [(m.metrics or {}).get(key) for m in models],
-                     lower_is_better=key == "hamming_loss", rank=key != "n")
+                     lower_is_better=key == "hamming_loss", rank=key != "n" and not different_rows)
         for key, label in keys
         if any((m.metrics or {}).get(key) is not None for m in models)
     ]
@@ -261,6 +265,8 @@ def model_compare(request: HttpRequest) -> HttpResponse:
         # Scores are like for like when the test rows are the same, even across datasets (one
         # remade from reviews keeps its source's test rows); an ensemble needs one dataset.
         "mixed_tests": scored_on_different_test_rows(models),
+        "different_rows": different_rows,
+        "rows_measured": [test_rows_measured(m) for m in models],
         "mixed_datasets": len({m.dataset_id for m in models}) > 1,
         "combinable": combinable,
     })

@@ -267,6 +267,24 @@ def scored_on_different_test_rows(models: list[Any]) -> bool:
     return len(keys) > 1
 
 
+def test_rows_measured(model: Any) -> str:
+    """'287 of 349 rows': the test rows a model's stored metrics counted, of the split's rows
+    ('349 rows' where they are the same; 'n rows' for a model saved before both were kept)."""
+    metrics = model.metrics or {}
+    scored, total = metrics.get("rows_scored", metrics.get("n")), metrics.get("rows_total")
+    if scored is None:
+        return ""
+    return f"{scored} of {total} rows" if total not in (None, scored) else f"{scored} rows"
+
+
+def measured_on_different_rows(models: list[Any]) -> bool:
+    """True when the models' test metrics were not measured on the same rows: other test rows,
+    or the same split with a different count of rows scored."""
+    if scored_on_different_test_rows(models):
+        return True
+    return len({test_rows_measured(model) for model in models}) > 1
+
+
 def adapted_encoder_cards(encoders: Any) -> list[dict[str, Any]]:
     """The New model page's card for each adapted encoder a person may fine-tune: the form's
     value ("adapted:<id>"), its name, and what adaptation did to its held-out perplexity."""

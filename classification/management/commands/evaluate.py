@@ -23,7 +23,8 @@ from dataset_management.readers import DatasetFileError
 from dataset_management.readers.errors import names_listed
 from projects import policy
 
-SUMMARY_KEYS = ("micro_f1", "macro_f1", "subset_accuracy", "accuracy", "n")
+SUMMARY_KEYS = ("micro_f1", "macro_f1", "subset_accuracy", "accuracy", "n", "rows_scored",
+                "rows_total", "scored_on")
 COLUMN_OPTIONS = ("title_column", "abstract_column", "text_column", "label_column",
                   "label_separator")
 
@@ -97,3 +98,13 @@ class Command(BaseCommand):
                            ("rows_dropped", "had no text")):
             if metrics.get(key):
                 self.stdout.write(f"{metrics[key]} row(s) {words} and were left out.")
+        if metrics.get("scored_on"):
+            # Scores on fewer rows than the file has flatter a model: never said quietly.
+            left = metrics["rows_total"] - metrics["rows_scored"]
+            self.stdout.write(self.style.WARNING(
+                f"Scored {metrics['scored_on']}: {left} row(s) could not be scored and are not "
+                "in these metrics:"))
+            for item in metrics.get("rows_not_scored") or []:
+                self.stdout.write(f"  row {item['row']}: {item['reason']}")
+            if left > len(metrics.get("rows_not_scored") or []):
+                self.stdout.write(f"  ... and {left - len(metrics['rows_not_scored'])} more")
