@@ -255,8 +255,10 @@ def f1_metrics(multi_label: bool) -> Callable[[Any], dict[str, float]]:
         logits = logits[0] if isinstance(logits, tuple) else logits
         if multi_label:
             prob = 1 / (1 + np.exp(-logits))
-            pred = apply_thresholds(prob, [0.5] * prob.shape[1])
             truth = labels.astype(np.int64)
+            # Validation rows without a label come from a dataset that kept them for training.
+            pred = apply_thresholds(prob, [0.5] * prob.shape[1],
+                                    allow_empty=bool((truth.sum(axis=1) == 0).any()))
         else:
             pred, truth = logits.argmax(axis=1), labels.astype(np.int64)
         return {
