@@ -3,14 +3,33 @@ as soon as it grows past the limit while it streams (core.uploads)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from django.core.exceptions import DisallowedHost
+from django.db import InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.html import escape
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from core import uploads
+
+logger = logging.getLogger(__name__)
+# Set on a request whose view lost its database connection: True until it is retried.
+DROPPED_FLAG = "medlitbot_db_dropped"
+
+
+def _connection_dropped(exc: BaseException) -> bool:
+    """The error is the connection's loss, not the query's: PostgreSQL's "connection exception"
+    class (08), an administrator's or a crash's shutdown (57P01, 57P02, 57P03), or a driver
+    error with no SQLSTATE (the socket closed under it). A deadlock or a lock timeout on a live
+    connection, and SQLite's errors (they carry no SQLSTATE attribute), are answered as before.
+    """
+    if not isinstance(exc, (OperationalError, InterfaceError)):
+        return False
+    sqlstate = getattr(exc.__cause__, "sqlstate", "absent")
+    return sqlstate is None or (isinstance(sqlstate, str) and (
+        sqlstate.startswith("08") or sqlstate in {"57P01", "57P02", "57P03"}))
 
 
 class UploadSizeLimitMiddleware:
@@ -89,18 +108,39 @@ def back_url(request: HttpRequest) -> str:
 
 class QueueUnavailableMiddleware:
     """A broker outage becomes a 503 that says nothing was started, on every page and the API;
-    a disk that fills while a file is saved (core.diskspace.DiskFull), a 507 that says so."""
+    a disk that fills while a file is saved (core.diskspace.DiskFull), a 507 that says so.
+
+    A database connection dropped under a view (PostgreSQL restarted, a backend terminated, a
+    proxy's idle cut) is retried once on a fresh connection before any answer is sent. Safe
+    because each service's writes are one transaction, rolled back with the failed connection,
+    and the writes a person repeats are idempotent (a decision is one row per reviewer and
+    record). A multipart body cannot be read twice, so an upload is not retried.
+    """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
+        if request.content_type == "multipart/form-data":
+            return self.get_response(request)
+        _ = request.body  # kept, so the second run's parser reads it again (MAX_BODY_MB caps it)
+        response = self.get_response(request)
+        if getattr(request, DROPPED_FLAG, None) is True:
+            setattr(request, DROPPED_FLAG, False)  # once: a second drop is answered
+            logger.warning("database connection dropped under %s %s; retrying once",
+                           request.method, request.path)
+            for conn in connections.all(initialized_only=True):
+                conn.close_if_unusable_or_obsolete()
+            response = self.get_response(request)
+        return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         from core.diskspace import DiskFull
         from core.queueing import QueueUnavailable
 
+        if _connection_dropped(exception) and not hasattr(request, DROPPED_FLAG):
+            setattr(request, DROPPED_FLAG, True)
+            return None
         if isinstance(exception, DiskFull):  # the service has already removed what it wrote
             return refusal(request, title="Out of disk space", message=exception.message,
                            status=507)
