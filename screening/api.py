@@ -177,7 +177,8 @@ class NextRecordApi(APIView):
 class DecideApi(APIView):
     @extend_schema(summary="Decide yes/no/unsure per label for a record (`values`, optional "
                            "`reasons` per label for a no, `note`); `final` and `done` are "
-                           "null while the session is blind to you",
+                           "null while the session is blind to you; 409 for a change that "
+                           "would take a record with full-text work out of full text",
                    request=request_bodies.DECIDE,
                    examples=request_bodies.DECIDE_EXAMPLES, responses=None)
     def post(self, request: Request, pk: int) -> Response:

@@ -83,7 +83,8 @@ class FullTextRecordApi(APIView):
 
 class FullTextDecideApi(APIView):
     @extend_schema(summary="Your yes/no per label at full text; a no needs `reasons[label]`, "
-                           "one of the session's exclusion reasons",
+                           "one of the session's exclusion reasons; 409 unless the report is "
+                           "retrieved",
                    request=request_bodies.FULLTEXT_DECIDE,
                    examples=request_bodies.FULLTEXT_DECIDE_EXAMPLES, responses=None)
     def post(self, request: Request, pk: int, record: int) -> Response:

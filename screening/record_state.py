@@ -72,10 +72,10 @@ def state_check(*, source: str, target: str, discard_reason: str = "") -> None:
         if discard_reason:
             return
         raise ScreeningConflict(
-            f"This record has full-text work ({_WHY[source]}): it would leave the full-text "
-            "stage. Its title/abstract decision stands; to resolve it anyway, confirm with "
-            "confirm_discard_fulltext=true and a reason (the full-text work is kept, marked "
-            "superseded).")
+            f"This record has full-text work ({_WHY[source]}): this change would take it out "
+            "of the full-text stage, so it is refused. A maintainer may resolve it anyway: "
+            "confirm with confirm_discard_fulltext=true and a reason (the full-text work is "
+            "kept, marked superseded).")
     raise ScreeningConflict(f"A record cannot go from “{RecordState(source).label}” to "
                             f"“{RecordState(target).label}”.")
 
