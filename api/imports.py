@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 
 from dataset_management import imports, selectors
 from dataset_management.collection_jobs import collection_job_create
+from dataset_management.import_restarts import import_restart_note
 from dataset_management.models import ImportJob
 from dataset_management.readers import DatasetFileError
 from projects import policy
@@ -40,6 +41,9 @@ class ImportJobSerializer(serializers.ModelSerializer):
         help_text="A collection's files, in the order merged; [] for one file.")
     dataset_url = serializers.SerializerMethodField(
         help_text="The dataset it made, once completed; null before.")
+    restarted = serializers.SerializerMethodField(
+        help_text="Why and how often maintenance queued it again (its worker stopped, or the "
+        "job queue lost its message), with the attempt now under way; \"\" if it never was.")
 
     class Meta:
         model = ImportJob
@@ -47,7 +51,7 @@ class ImportJobSerializer(serializers.ModelSerializer):
             "id", "project", "name", "filename", "status", "status_display", "is_active",
             "progress", "rows_read", "bytes_read", "total_bytes", "files", "message", "reason",
             "cancel_requested", "dataset", "url", "dataset_url", "created_at", "started_at",
-            "finished_at",
+            "finished_at", "restarted",
         ]
         read_only_fields = fields
         extra_kwargs = {
@@ -65,6 +69,9 @@ class ImportJobSerializer(serializers.ModelSerializer):
     def get_files(self, job: ImportJob) -> list[str]:
         collection = (job.options or {}).get("collection") or {}
         return [stored["name"] for stored in collection.get("files") or []]
+
+    def get_restarted(self, job: ImportJob) -> str:
+        return import_restart_note(job=job)
 
     def get_url(self, job: ImportJob) -> str:
         return reverse("api:dataset_import", args=[job.pk])

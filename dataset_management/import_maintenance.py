@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from core import broker, queueing
 
+from .import_restarts import MESSAGE_LOST, WORKER_STOPPED, import_restart_options
 from .imports import TASK, _input_discard
 from .models import ImportJob
 
@@ -47,7 +48,7 @@ def import_jobs_fail_stale(*, stale_seconds: float = STALE_SECONDS) -> str:
     for job in ImportJob.objects.filter(status=S.RUNNING, heartbeat_at__lt=cutoff):
         why = (f"its worker stopped (killed or restarted) after {job.rows_read:,} rows, at "
                f"{timezone.localtime(job.heartbeat_at):%H:%M}")
-        if _retry_once(job, why=why):
+        if _retry_once(job, why=why, cause=WORKER_STOPPED):
             retried += 1
             continue
         reason = (f"The worker importing this file stopped (killed or restarted) after "
@@ -64,14 +65,16 @@ def import_jobs_fail_stale(*, stale_seconds: float = STALE_SECONDS) -> str:
     return "; ".join(part for part in done if part)
 
 
-def _retry_once(job: ImportJob, *, why: str) -> bool:
+def _retry_once(job: ImportJob, *, why: str, cause: str) -> bool:
     """Queue `job` again with its kept upload, unless it was retried already or its upload is
-    gone; its message goes to the broker at once. True when it was queued again."""
+    gone; its message goes to the broker at once. True when it was queued again. The restart
+    is recorded on the row for its page and the API (import_restarts)."""
     options = dict(job.options or {})
     source = Path(settings.MEDIA_ROOT) / job.input_path if job.input_path else None
     if options.get("retried") or source is None or not source.is_file():
         return False
     note = f"Queued again once: {why}; its upload was kept."
+    options = import_restart_options(options=options, cause=cause, why=why)
     options["retried"] = note
     moved = (ImportJob.objects.transition(job.pk, source=S.RUNNING, target=S.QUEUED,
                                           options=options, message=note[:300], rows_read=0,
@@ -107,7 +110,7 @@ def _lost_messages(*, cutoff: Any) -> tuple[int, int]:
         if job.status != S.QUEUED:
             continue
         if _retry_once(job, why="the job queue lost its message (Redis restarted or was "
-                                "flushed)"):
+                                "flushed)", cause=MESSAGE_LOST):
             retried += 1
         elif ImportJob.objects.transition(
                 job.pk, source=S.QUEUED, target=S.FAILED, reason=LOST_MESSAGE_REASON,

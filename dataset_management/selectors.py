@@ -18,6 +18,7 @@ from core import filestore
 from projects import policy
 
 from .articles import ID_ORDER
+from .import_restarts import import_restart_note
 from .models import Dataset, ImportJob
 from .rows import JSON_COLUMNS, row_json_load
 from .splitting import SPLITS
@@ -183,4 +184,5 @@ def import_job_progress(*, job: ImportJob) -> dict[str, Any]:
         "filename": job.filename, "name": job.name, "dataset_id": job.dataset_id,
         "created_at": job.created_at, "started_at": job.started_at,
         "finished_at": job.finished_at,
+        "restarted": import_restart_note(job=job),
     }

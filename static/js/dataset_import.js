@@ -22,6 +22,9 @@
     }
     set("percent", d.progress === null ? "" : Math.round(d.progress) + "%");
     set("message", d.message || "");
+    set("restarted", d.restarted || "");
+    var restarted = document.getElementById("import-restarted");
+    if (restarted) restarted.hidden = !d.restarted;
     set("rows", d.rows_read.toLocaleString());
     set("bytes", mb(d.bytes_read));
     el.querySelectorAll('[data-field="status"]').forEach(function (badge) {
