@@ -148,8 +148,8 @@ class EnsembleClassifier(EvaluatesWithMetadata, BaseClassifier):
             val = composed(val, fields=fields, style=style)
             progress({"phase": "evaluating", "message": f"metadata: {why}"})
         clf.label_names, clf.multi_label = list(first.label_names), first.multi_label
-        val = val.subset([i for i, row in enumerate(val.labels) if row])
-        if not len(val):
+        clf.allows_no_label = any(getattr(m, "allows_no_label", False) for m in members)
+        if not len(val := clf.scorable(val)):
             raise ValueError("An ensemble is tuned on the validation split, which has no "
                              "labelled rows.")
         member_scores = []
