@@ -85,3 +85,34 @@ def test_the_included_study_stays_at_full_text_unless_leaving_is_confirmed(team)
     assert counts["excluded_at_screening"] == 1
     assert counts["per_label"]["oncological"]["included_at_full_text"] == 0
     assert rita.get(base).status_code == 404  # no longer at full text, as PRISMA says
+
+
+def test_a_label_decided_at_full_text_leaves_it_only_when_confirmed(team) -> None:  # noqa: F811
+    """Two labels at full text, both decided there; resolving one "no" at title/abstract would
+    take that label out of full text while the record stays for the other."""
+    session = dual_session(team, labels=["oncological", "cardiovascular"])
+    unsure = {"oncological": "unsure", "cardiovascular": "unsure"}
+    record = both_decide(team, session, (unsure, unsure))
+    report_attach(user=team.reviewer, record=record)
+    base = f"/api/screening/{session.pk}/fulltext/{record.pk}/decide/"
+    for person in (team.reviewer, team.reviewer2):
+        assert api_of(person).post(base, {"values": {"oncological": "yes",
+                                                     "cardiovascular": "yes"}},
+                                   format="json").status_code == 200
+    mona = api_of(team.maintainer)
+    body = {"record": record.pk, "label": "cardiovascular", "value": "no"}
+    url = f"/api/screening/{session.pk}/conflicts/"
+
+    refused = mona.post(url, body, format="json")
+    assert refused.status_code == 409
+    assert "decided at full text for cardiovascular" in refused.json()["detail"]
+    assert Record.objects.get(pk=record.pk).fulltext_final == {"oncological": "yes",
+                                                               "cardiovascular": "yes"}
+    confirmed = mona.post(url, {**body, "confirm_discard_fulltext": "true",
+                                "reason": "Cardiovascular is out of scope"}, format="json")
+    assert confirmed.status_code == 200
+    record.refresh_from_db()
+    assert record.state == RecordState.INCLUDED  # still included for oncological
+    assert record.fulltext_final == {"oncological": "yes"}
+    assert Decision.objects.filter(record=record, stage=Stage.FULL_TEXT,
+                                   label="cardiovascular").count() == 2  # kept
