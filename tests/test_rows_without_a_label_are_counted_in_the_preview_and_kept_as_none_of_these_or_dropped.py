@@ -5,15 +5,19 @@ becomes a class. A single-label file's empty cells are dropped, and the preview 
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from dataset_management.models import Dataset
 from dataset_management.selectors import dataset_split_examples
-from tests.import_support import imports_run_queued
+from tests.import_support import api_import, imports_run_queued
 
 pytestmark = pytest.mark.django_db
 FIXTURE = Path(__file__).parent / "fixtures" / "multilabel_with_rows_without_labels.csv"
@@ -114,3 +118,19 @@ def test_an_unknown_choice_for_rows_without_a_label_is_refused_with_a_clear_erro
     })
     assert "Rows without a label are &#x27;keep&#x27; or &#x27;drop&#x27;, not" in (
         again.content.decode())
+
+
+def test_the_api_and_the_cli_take_the_choice_too(api_token, media_root, tmp_path) -> None:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token}")
+    dataset = api_import(client, {
+        "file": SimpleUploadedFile("ml.csv", FIXTURE.read_bytes()), "name": "API",
+        "mapping": json.dumps({"no_label_rows": "drop"}),
+    })
+    assert dataset["row_count"] == 90
+    copy = tmp_path / "cli.csv"
+    copy.write_bytes(FIXTURE.read_bytes() + b"\n")
+    out = io.StringIO()
+    call_command("import_dataset", str(copy), "--name", "CLI", "--owner", "alice",
+                 "--no-label-rows", "drop", stdout=out)
+    assert "dropped 30: no label" in out.getvalue()
