@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.predict_inputs import capped_text
 from dataset_management import imports, selectors
 from dataset_management.collection_jobs import collection_job_create
 from dataset_management.import_restarts import import_restart_note
@@ -121,7 +122,7 @@ class CollectionUploadSerializer(serializers.Serializer):
         "a match, a conflicting one does).")
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="",
                                  help_text="Required for a new collection.")
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = capped_text(required=False, allow_blank=True, default="")
     unlabelled = serializers.BooleanField(
         required=False, default=False,
         help_text="Import without labels, whatever the files hold. With `dataset`: the new "

@@ -1,6 +1,6 @@
-"""What the predict route reads: each text, and each article's title, abstract and metadata,
-capped at MAX_TEXT_CHARS so an oversized text is refused, naming the cap, before any model
-reads it."""
+"""The text a route takes (a text to classify or explain, an article's title and abstract, a
+description), capped at MAX_TEXT_CHARS so an oversized one is refused, naming the cap, before
+any model reads it or any row keeps it; and the articles the predict route reads."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from classification.engine.types import article_text
 
 def text_cap_message() -> str:
     return (f"At most {settings.MAX_TEXT_CHARS:,} characters per text (MAX_TEXT_CHARS); "
-            "no model read it.")
+            "nothing was read or kept.")
 
 
 def capped_text(**options: Any) -> serializers.CharField:

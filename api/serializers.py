@@ -114,7 +114,7 @@ class DatasetUploadSerializer(serializers.Serializer):
     file = UploadField(help_text=f"{FORMATS_SENTENCE}.")
     name = serializers.CharField(max_length=200, required=False, allow_blank=True,
                                  help_text="Defaults to the file's name.")
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = capped_text(required=False, allow_blank=True, default="")
     mapping = serializers.JSONField(
         required=False,
         help_text='Column overrides, e.g. {"title_column": "TI", "abstract_column": "AB", '

@@ -1,6 +1,7 @@
 """Every route that gives a text to a model caps it at MAX_TEXT_CHARS (102,002 by default): one
-character more is a 400 that names the cap, before any model is loaded. Any body that is not an
-upload (JSON, a form) past MAX_BODY_MB is a 413 from its Content-Length, before it is parsed."""
+character more is a 400 that names the cap, before any model is loaded; so does a dataset's
+description at upload, before anything is stored. Any body that is not an upload (JSON, a form)
+past MAX_BODY_MB is a 413 from its Content-Length, before it is parsed."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.test import APIClient
+
+from dataset_management.models import Dataset, ImportJob
 
 pytestmark = pytest.mark.django_db
 CAP = settings.MAX_TEXT_CHARS
@@ -82,3 +86,17 @@ def test_a_form_body_past_max_body_mb_is_a_413_page(user: Any) -> None:
     assert response.status_code == 413
     assert "MAX_BODY_MB" in response.content.decode()
     assert "Go back" in response.content.decode()
+
+
+@pytest.mark.parametrize("path", ["/api/datasets/", "/api/datasets/collections/"])
+def test_an_upload_with_a_description_past_the_cap_stores_nothing(
+        api: APIClient, media_root: Any, path: str) -> None:
+    rows = "title,abstract\n" + "".join(f"Title {i},Heart study {i}\n" for i in range(5))
+    files = [SimpleUploadedFile(f"{n}.csv", rows.encode(), "text/csv") for n in "ab"]
+    field = {"file": files[0]} if path.endswith("datasets/") else {"files": files}
+    response = api.post(path, {**field, "name": "Long", "description": "f" * (CAP + 1)},
+                        format="multipart")
+    assert response.status_code == 400, response.content[:300]
+    assert NAMED in _messages(response.json())
+    assert not ImportJob.objects.exists()
+    assert not Dataset.objects.exists()
