@@ -15,6 +15,10 @@ class CoreConfig(AppConfig):
         # core.heartbeat connects its receivers on import.
         from core import heartbeat, maintenance, metrics, registry  # noqa: F401
         from core.loginthrottle import count_failure
+        from core.uploads import upload_spool_make
+
+        # Before the system checks, which refuse a FILE_UPLOAD_TEMP_DIR that does not exist.
+        upload_spool_make()
 
         # Every failed password login counts against its client address (core/loginthrottle.py).
         user_login_failed.connect(count_failure, dispatch_uid="core.loginthrottle.count_failure")

@@ -189,6 +189,14 @@ def upload_spool_dir() -> Path | None:
     return Path(folder) if folder else None
 
 
+def upload_spool_make() -> None:
+    """Make FILE_UPLOAD_TEMP_DIR; one that cannot be made is left to the system check to name."""
+    folder = upload_spool_dir()
+    if folder is not None:
+        with contextlib.suppress(OSError):
+            folder.mkdir(parents=True, exist_ok=True)
+
+
 def upload_spool_purge_stale(*, stale_seconds: float = SPOOL_STALE_SECONDS) -> str:
     """Remove the spooled upload files nobody has written to for `stale_seconds`: their
     request's process was killed. Idempotent; returns what it did, for the log."""

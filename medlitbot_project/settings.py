@@ -180,12 +180,10 @@ SYNC_PREDICT_MAX_TEXTS = env.int("SYNC_PREDICT_MAX_TEXTS", default=64)
 # RIS exports add each label as a KW keyword behind this prefix ("MedLitBot:cardiology"), apart
 # from the record's own keywords in a reference manager; the probabilities go in an N1 note.
 EXPORT_LABEL_PREFIX = env.str("EXPORT_LABEL_PREFIX", default="MedLitBot:")
-# Uploads larger than this spill to a temp file instead of RAM, in a folder of their own: what a
-# killed web worker leaves there is removed once untouched for 30 minutes (core/uploads.py).
+# Past 5 MB an upload spools to disk, into a folder of its own; the first handler stops it at
+# MAX_UPLOAD_SIZE as it streams, the last removes what killed uploads left (core/uploads.py).
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_TEMP_DIR = str(env.path("FILE_UPLOAD_TEMP_DIR", default=BASE_DIR / "tmp" / "uploads"))
-# The first handler counts the bytes as they stream and stops the upload at MAX_UPLOAD_SIZE, also
-# for a chunked body that declared no length (core/uploads.py); the other two store the file.
 FILE_UPLOAD_HANDLERS = ["core.uploads.SizeLimitedUploadHandler",
                         "django.core.files.uploadhandler.MemoryFileUploadHandler",
                         "core.uploads.SpoolUploadHandler"]
