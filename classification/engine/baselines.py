@@ -203,7 +203,8 @@ class SklearnClassifier(BaseClassifier):
         from .search_scoring import folds, pooled
 
         pool = pooled(train, val)
-        splits = folds(pool, seed=config.seed, k=self.rules_folds)
+        splits = folds(pool, seed=config.seed, k=self.rules_folds,
+                       with_unlabelled=self.allows_no_label)
         if not splits:
             return False
         rows = (sparse.vstack(features, format="csr") if sparse.issparse(features[0])

@@ -37,9 +37,11 @@ def pooled(train: TextData, val: TextData) -> TextData:
                     [list(r) for r in train.labels] + [list(r) for r in val.labels])
 
 
-def folds(data: TextData, *, seed: int, k: int = CV_FOLDS) -> list[tuple[list[int], list[int]]]:
+def folds(data: TextData, *, seed: int, k: int = CV_FOLDS,
+          with_unlabelled: bool = False) -> list[tuple[list[int], list[int]]]:
     """k (fit rows, scored rows) pairs, stratified by each row's rarest label; [] when a label
-    has too few rows for two folds (the validation split scores instead).
+    has too few rows for two folds (the validation split scores instead). `with_unlabelled`:
+    the rows without a label are dealt too (a multi-label model that learns "none of these").
 
     Rows are dealt round-robin within their rarest label's group, so every label with at least
     k rows appears in every scored fold, and in every fit part too."""
@@ -52,19 +54,23 @@ def folds(data: TextData, *, seed: int, k: int = CV_FOLDS) -> list[tuple[list[in
         return []
     rng = random.Random(seed)
     groups: dict[str, list[int]] = {}
-    for i in labelled:
-        rarest = min(data.labels[i], key=lambda label: (counts[label], label))
+    # A multi-label row without a label ("none of these") is dealt too, in a group of its own
+    # (""), last: every fold fits and scores some.
+    rows_all = range(len(data)) if with_unlabelled else labelled
+    for i in rows_all:
+        row = data.labels[i]
+        rarest = min(row, key=lambda label: (counts[label], label)) if row else ""
         groups.setdefault(rarest, []).append(i)
     assignment: dict[int, int] = {}
     turn = 0
-    for label in sorted(groups, key=lambda name: (counts[name], name)):
+    for label in sorted(groups, key=lambda name: (counts.get(name, len(data) + 1), name)):
         rows = groups[label]
         rng.shuffle(rows)
         for i in rows:
             assignment[i] = turn % k
             turn += 1
-    return [([i for i in labelled if assignment[i] != f],
-             [i for i in labelled if assignment[i] == f]) for f in range(k)]
+    return [([i for i in rows_all if assignment[i] != f],
+             [i for i in rows_all if assignment[i] == f]) for f in range(k)]
 
 
 CV, VALIDATION = "cross-validation", "validation split"
