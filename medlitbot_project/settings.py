@@ -343,13 +343,13 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 
-# Content-Security-Policy (django-csp): only this origin's scripts, styles and connections; the
-# vendored Chart.js and drf-spectacular-sidecar's Swagger UI are served from /static/, so nothing
-# else is needed.
+# Content-Security-Policy (django-csp): only this origin's scripts, workers, styles, connections;
+# the vendored Chart.js, pdf.js (and its worker) and Swagger UI are served from /static/.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
+        "worker-src": ["'self'"],
         "style-src": ["'self'"],
         "img-src": ["'self'", "data:"],
         "font-src": ["'self'"],

@@ -34,7 +34,8 @@ def fulltext_list(request: HttpRequest, pk: int) -> HttpResponse:
                        if sight.finals_shown else None)}
             for record, labels in fulltext_selectors.fulltext_records(session=session)]
     return render(request, "screening/fulltext_list.html", {
-        "session": session, "rows": rows, "section": "screening"})
+        "session": session, "rows": rows, "section": "screening",
+        "may_attach": policy.can(user=request.user, action=policy.Action.SCREEN, obj=session)})
 
 
 def _post(request: HttpRequest, record: object, action: str) -> None:

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from screening import fulltext_views, review_views, views
+from screening import fulltext_viewer, fulltext_views, review_views, views
 
 app_name = "screening"
 
@@ -17,6 +17,9 @@ urlpatterns = [
     path("<int:pk>/fulltext/", fulltext_views.fulltext_list, name="fulltext"),
     path("<int:pk>/fulltext/<int:record_id>/", fulltext_views.fulltext_record,
          name="fulltext_record"),
+    path("<int:pk>/fulltext/<int:record_id>/pdf", fulltext_viewer.fulltext_pdf,
+         name="fulltext_pdf"),
+    path("<int:pk>/fulltext/bulk/", fulltext_viewer.fulltext_bulk_page, name="fulltext_bulk"),
     path("<int:pk>/recent.json", views.recent_json, name="recent_json"),
     path("<int:pk>/conflicts/", review_views.conflicts_page, name="conflicts"),
     path("<int:pk>/prisma/", review_views.prisma_page, name="prisma"),
