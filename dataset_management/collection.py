@@ -43,6 +43,7 @@ from .collection_merge import (
     source_fields,
 )
 from .collection_report import COUNTS_KEY, collection_report, merged_by_add
+from .merged_groups import groups_after_merge, merge_activity_record
 from .models import Dataset
 from .readers import DatasetFileError, import_caps
 from .splitting import DEFAULT_RATIOS, SPLITS
@@ -295,9 +296,16 @@ def near_matches_decide(*, dataset: Dataset, decisions: dict[int, str], user: An
             locked.report = {**(locked.report or {}), COUNTS_KEY: counts}
             locked.save(update_fields=["report"])
         dataset.report = locked.report
-        return dataset
-    return _version_with_merges(dataset, merges=merges, counts=counts, user=user,
-                                progress=progress)
+        version = dataset
+    else:
+        version = version_with_merges(dataset, merges=merges, counts=counts, user=user,
+                                      progress=progress, keys=[pairs[i]["keys"] for i, d in
+                                                               decisions.items() if d == "merge"])
+    merge_activity_record(verb="near_matches_decided", user=user, source=dataset,
+                          version=version, merged=merges, kept_apart=splits,
+                          summary=f"{len(merges)} near-match pair(s) confirmed as one article, "
+                                  f"{len(splits)} kept apart")
+    return version
 
 
 def near_decisions_check(*, dataset: Dataset, decisions: dict[int, str]) -> list[dict[str, Any]]:
@@ -312,11 +320,14 @@ def near_decisions_check(*, dataset: Dataset, decisions: dict[int, str]) -> list
     return pairs
 
 
-def _version_with_merges(dataset: Dataset, *, merges: list[list[int]], counts: dict[str, Any],
-                         user: Any, progress: Any = None) -> Dataset:
+def version_with_merges(dataset: Dataset, *, merges: list[list[int]], counts: dict[str, Any],
+                        user: Any, progress: Any = None, by: str = "confirmed",
+                        keys: list[list[str]] | None = None) -> Dataset:
     """A new dataset with each group of confirmed rows as one article (the longest abstract
     kept, every identifier, label and source file kept), the other near matches renumbered.
-    The rows are read twice, so only the confirmed groups' rows are ever held in memory."""
+    The rows are read twice, so only the confirmed groups' rows are ever held in memory.
+    Each group's records are kept in the counts (merged_groups), so the merge can be undone;
+    `by` names how it was merged, `keys` the near pairs' fingerprints (as `merges`)."""
     keep_of = _groups(merges)
     members: dict[int, list[dict[str, Any]]] = {}
     for row in _rows(dataset):
@@ -343,11 +354,21 @@ def _version_with_merges(dataset: Dataset, *, merges: list[list[int]], counts: d
 
     removed = sum(len(group) - 1 for group in members.values())
     counts["duplicates_removed"] = counts.get("duplicates_removed", 0) + removed
-    counts["merged_by"] = merged_by_add(counts.get("merged_by"), Counter(confirmed=removed))
+    counts["merged_by"] = merged_by_add(counts.get("merged_by"), Counter({by: removed}))
     counts |= {"source_dataset_id": dataset.pk, "source_dataset_name": dataset.name}
-    return _import_version(dataset, records(), counts=counts, removed=removed, user=user,
-                           progress=progress,
-                           renumber=lambda pairs: _renumbered(pairs, position))
+    pair_keys = {tuple(sorted(rows)): k for rows, k in zip(merges, keys or [], strict=False)}
+    kept = [{"rows": [r["row_id"] for r in group], "by": by,
+             "records": [row_record(r, labelled=labelled) for r in group],
+             "keys": pair_keys.get(tuple(r["row_id"] for r in group))}
+            for group in members.values()]
+
+    def settle(counts: dict[str, Any]) -> None:
+        counts["near_matches"] = _renumbered(counts["near_matches"], position)
+        groups_after_merge(counts, groups=kept, position=position)
+
+    return import_version(dataset, records(), counts=counts, removed=removed, user=user,
+                          progress=progress, settle=settle,
+                          name=f"{dataset.name} (near matches merged)")
 
 
 def _groups(pairs: list[list[int]]) -> dict[int, int]:
@@ -393,18 +414,20 @@ def _renumbered(pairs: list[dict[str, Any]], position: dict[int, int]) -> list[d
     return out
 
 
-def _import_version(dataset: Dataset, records: Iterable[dict[str, Any]], *,
-                    counts: dict[str, Any], removed: int, user: Any,
-                    renumber: Any, progress: Any = None) -> Dataset:
+def import_version(dataset: Dataset, records: Iterable[dict[str, Any]], *,
+                   counts: dict[str, Any], removed: int, user: Any, name: str,
+                   settle: Any, progress: Any = None) -> Dataset:
+    """`records` as a new version of `dataset`, `removed` duplicates more than it (fewer when
+    negative); `settle(counts)` renumbers what names rows once every record is written."""
     with tempfile.TemporaryDirectory(prefix="medlitbot-near-") as scratch:
         path = Path(scratch) / "collection.jsonl"
         with disk_full_refused(), path.open("w", encoding="utf-8") as out:
             for record in records:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        counts["near_matches"] = renumber(counts["near_matches"])
+        settle(counts)
         with transaction.atomic():
             version = _import(path, owner=user, project=dataset.project_id,
-                              name=f"{dataset.name} (near matches merged)"[:200],
+                              name=name[:200],
                               description=dataset.description,
                               mapping=_merged_overrides(dataset), split_ratios=_ratios(dataset),
                               seed=dataset.split_seed, verb="dataset_uploaded",

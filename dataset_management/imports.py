@@ -301,6 +301,10 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
 
 def _import(job: ImportJob, reporter: ImportReporter) -> Any:
     options = job.options or {}
+    if {"by_hand", "unmerge"} & set(options.get("near_matches") or {}):  # see unmerge.py
+        from .unmerge import person_job_import
+
+        return person_job_import(job=job, reporter=reporter)
     if options.get("collection") or options.get("near_matches"):  # see collection_jobs.py
         from .collection_jobs import collection_job_import, near_matches_job_import
 

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .collection import DECISIONS
+from .collection import COUNTS_KEY, DECISIONS, near_matches_read
 from .dedup import BANDS
+from .merged_groups import GROUPS_KEY
+from .near_diff import pair_diff
 
 # Pairs from reports written before bands existed have no similarity: shown apart.
 UNBANDED = "unbanded"
+# The merges a person may undo, newest first: as many as the page shows.
+MERGES_SHOWN = 50
 
 
 def pair_band(pair: dict[str, Any]) -> str:
@@ -64,3 +68,24 @@ def near_review_decisions(*, pairs: list[dict[str, Any]], band_choices: dict[str
                  if band_choices.get(pair_band(pair)) in DECISIONS}
     decisions.update({i: d for i, d in pair_choices.items() if d in DECISIONS})
     return decisions
+
+
+def near_pairs_shown(*, dataset: Any, pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The page's pairs: each side's row (near_matches_read) and their fields side by side,
+    the differences marked (near_diff.pair_diff)."""
+    return [{**pair, "fields": pair_diff(sides=pair["sides"])}
+            for pair in near_matches_read(dataset=dataset, pairs=pairs)]
+
+
+def merged_groups_shown(*, dataset: Any) -> tuple[list[dict[str, Any]], int]:
+    """The merges a person made that can be undone, newest rows last as kept, at most
+    MERGES_SHOWN of them (index, row, how, the records' titles and years); and how many."""
+    groups = ((dataset.report or {}).get(COUNTS_KEY) or {}).get(GROUPS_KEY) or []
+    shown = [{"index": i, "row": entry["row"], "by": entry.get("by", ""),
+              "records": [{"title": record.get("title") or "(no title)",
+                           "year": record.get("year") or "",
+                           "sources": record.get("source_files") or []}
+                          for record in entry.get("records") or []]}
+             for i, entry in enumerate(groups[-MERGES_SHOWN:], start=max(0, len(groups)
+                                                                         - MERGES_SHOWN))]
+    return shown, len(groups)

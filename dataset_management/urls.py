@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dataset_management import collection_views, views
+from dataset_management import collection_views, duplicate_views, views
 
 app_name = "datasets"
 urlpatterns = [
@@ -21,4 +21,8 @@ urlpatterns = [
          name="resolve_conflicts"),
     path("<int:pk>/add-files/", collection_views.dataset_add_files, name="add_files"),
     path("<int:pk>/near-matches/", collection_views.dataset_near_matches, name="near_matches"),
+    path("<int:pk>/near-matches/mark/", duplicate_views.dataset_duplicates_mark,
+         name="duplicates_mark"),
+    path("<int:pk>/near-matches/undo-merge/", duplicate_views.dataset_merge_undo,
+         name="merge_undo"),
 ]
