@@ -45,6 +45,9 @@ class Action(models.TextChoices):
     MANAGE_SCREENING = "manage_screening", "Managing a screening session"
     END_BLINDING = "end_blinding", "Ending a screening session's blinding"
     CHOOSE_SCREENERS = "choose_screeners", "Choosing who screens a session"
+    DEFINE_TAGS = "define_tags", "Defining a screening session's tags"
+    TAG_RECORDS = "tag_records", "Tagging records"
+    RESCREEN = "rescreen", "Sending records back to be screened again"
 
 
 REQUIRED_ROLE: dict[str, str] = {
@@ -68,6 +71,9 @@ REQUIRED_ROLE: dict[str, str] = {
     Action.MANAGE_SCREENING: Role.MAINTAINER,
     Action.END_BLINDING: Role.OWNER,
     Action.CHOOSE_SCREENERS: Role.MAINTAINER,
+    Action.DEFINE_TAGS: Role.MAINTAINER,
+    Action.TAG_RECORDS: Role.REVIEWER,
+    Action.RESCREEN: Role.MAINTAINER,
 }
 
 
@@ -322,7 +328,9 @@ class FullTextClosed(RoleRequired):
 
 # Log lines about a session that say nothing of any decision: who made it, its criteria and
 # screeners, the end of blinding.
-SCREENING_ACTIVITY_OPEN = frozenset({"screening_create", "screening_desk", "screening_unblind"})
+# A tag's definition (its name and colour) says nothing of a decision either.
+SCREENING_ACTIVITY_OPEN = frozenset({"screening_create", "screening_desk", "screening_unblind",
+                                     "screening_tag_define"})
 # A resolution tells that the reviewers disagreed: hidden from a viewer too while blind, as the
 # conflicts are (screening_conflicts_visible).
 SCREENING_ACTIVITY_RESOLVING = frozenset({"screening_resolve"})
@@ -336,3 +344,21 @@ def screening_activity_hidden(*, sight: str) -> frozenset[str] | None:
         return None
     return SCREENING_ACTIVITY_RESOLVING if sight == ScreeningSight.FINAL else frozenset()
 
+
+# --- screening: tags and the records' filters -------------------------------------------------
+
+
+def screening_others_tags_shown(*, sight: str) -> bool:
+    """Whether a sight sees the tags other people put on records: not a blind reviewer, to whom
+    another reviewer's tag ("likely include") could tell their answer."""
+    return sight != ScreeningSight.OWN
+
+
+def screening_filter_by_reviewer(*, sight: str) -> bool:
+    """Filtering records by who decided them needs every decision in sight."""
+    return sight == ScreeningSight.ALL
+
+
+def screening_filter_by_stage(*, sight: str) -> bool:
+    """A record's stage follows its final values: not for a blind reviewer."""
+    return screening_outcomes_shown(sight=sight)

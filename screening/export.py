@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dataset_management.export import csv_safe_cell
-from screening import selectors
+from screening import rescreen, selectors
 from screening.models import Decision, Record, Resolution, ScreeningSession, Stage
 from screening.prisma import prisma_counts
 from screening.visibility import (
@@ -140,7 +140,8 @@ def _label_entry(session: ScreeningSession, record: Record, label: str, stage: s
 def record_lines(session: ScreeningSession, *, sight: Sight) -> Iterator[dict[str, Any]]:
     """One dict per record: where it comes from, and per label its decisions at title and
     abstract (`labels`) and at full text (`fulltext`, only labels that reached it), as `sight`
-    lets this person see them."""
+    lets this person see them; `superseded`, the decisions a re-screen took off it."""
+    superseded = rescreen.superseded_shown(session=session, sight=sight)
     for record, rows in _records(session):
         labels = {label: _label_entry(session, record, label, Stage.TITLE_ABSTRACT, sight, rows)
                   for label in session.labels}
@@ -148,7 +149,8 @@ def record_lines(session: ScreeningSession, *, sight: Sight) -> Iterator[dict[st
             session, record, label, Stage.FULL_TEXT, sight, rows)) is not None}
         identity = record_identity(record=record)
         yield {"record": identity.pop("row"), **identity, "abstract": record.abstract,
-               "labels": labels, "fulltext": fulltext}
+               "labels": labels, "fulltext": fulltext,
+               "superseded": superseded.get(record.pk, [])}
 
 
 def prisma_for(session: ScreeningSession, *, sight: Sight) -> dict[str, Any]:
@@ -182,6 +184,10 @@ def _csv_rows(line: dict[str, Any]) -> Iterator[list[Any]]:
                 yield [*head, about["stage"], label, d["reviewer"], d["value"],
                        d["exclusion_reason"], d["decided_at"], d["note"], about["final"],
                        about["source"], about["exclusion_reason"]]
+    for d in line["superseded"]:
+        yield [*head, d["stage"], d["label"], d["person"], d["value"], d["exclusion_reason"],
+               d["decided_at"], d["note"], "", f"superseded by a re-screen on "
+               f"{d['superseded_at']}: {d['superseded_reason']}", ""]
 
 
 def export_csv(session: ScreeningSession, *, sight: Sight) -> Iterator[str]:

@@ -302,3 +302,94 @@ class SimulationRun(models.Model):
     @property
     def is_active(self) -> bool:
         return self.state in (self.State.QUEUED, self.State.RUNNING)
+
+
+# --- tags and re-screening (screening/tags.py, screening/rescreen.py) --------------------------
+
+TAG_COLOURS = ("grey", "red", "orange", "yellow", "green", "teal", "blue", "purple")
+
+
+class Tag(models.Model):
+    """A label a maintainer defines for a session; reviewers put it on records (RecordTag)."""
+
+    PROJECT_LOOKUP = "session__project"
+
+    session = models.ForeignKey(ScreeningSession, on_delete=models.CASCADE, related_name="tags")
+    name = models.CharField(max_length=60)
+    colour = models.CharField(max_length=10, choices=[(c, c) for c in TAG_COLOURS],
+                              default="grey")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL,
+                                   null=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["session", "name"],
+                                               name="screening_tag_name_unique")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RecordTag(models.Model):
+    """One person's tag on a record: each keeps their own, so a blind reviewer sees only theirs."""
+
+    PROJECT_LOOKUP = "record__session__project"
+
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="record_tags")
+    tag = models.ForeignKey(Tag, on_delete=models.CASCADE, related_name="record_tags")
+    tagged_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                  related_name="+")
+    tagged_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["record", "tag", "tagged_by"],
+                                               name="screening_record_tag_unique")]
+        indexes = [models.Index(fields=["tag", "record"])]
+
+    def __str__(self) -> str:
+        return f"{self.tag} on {self.record}"
+
+
+class Rescreen(models.Model):
+    """A maintainer sent records back to title/abstract: why, by whom, how many."""
+
+    PROJECT_LOOKUP = "session__project"
+
+    session = models.ForeignKey(ScreeningSession, on_delete=models.CASCADE,
+                                related_name="rescreens")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                     related_name="+")
+    reason = models.TextField()
+    record_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"re-screen of {self.record_count} record(s) in session {self.session_id}"
+
+
+class SupersededDecision(models.Model):
+    """A decision or resolution a re-screen took off its record, kept as it was: a person's
+    decision is never lost, and the exports still cite it."""
+
+    PROJECT_LOOKUP = "record__session__project"
+
+    class Kind(models.TextChoices):
+        DECISION = "decision", "Decision"
+        RESOLUTION = "resolution", "Resolution"
+
+    rescreen = models.ForeignKey(Rescreen, on_delete=models.CASCADE, related_name="superseded")
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="superseded")
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.DECISION)
+    # The reviewer, or the resolver of a resolution.
+    person = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                               related_name="+")
+    label = models.CharField(max_length=200)
+    stage = models.CharField(max_length=14, choices=Stage.choices, default=Stage.TITLE_ABSTRACT)
+    value = models.CharField(max_length=6)
+    exclusion_reason = models.CharField(max_length=200, blank=True)
+    note = models.TextField(blank=True)
+    decided_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"superseded {self.label}={self.value} by {self.person_id}"

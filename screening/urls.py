@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from screening import fulltext_viewer, fulltext_views, review_views, views
+from screening import fulltext_viewer, fulltext_views, records_views, review_views, views
 
 app_name = "screening"
 
@@ -30,4 +30,5 @@ urlpatterns = [
             name="export"),
     re_path(r"^(?P<pk>[0-9]+)/(?P<action>resolve|sampling|stop|train)/$", views.session_action,
             name="action"),
+    *records_views.urlpatterns,
 ]

@@ -30,6 +30,10 @@ class Sight:
                 or (self.mode == policy.ScreeningSight.OWN
                     and decision.reviewer_id == self.user_id))
 
+    def tag_shown(self, tagged_by_id: int | None) -> bool:
+        return (policy.screening_others_tags_shown(sight=self.mode)
+                or tagged_by_id == self.user_id)
+
     @property
     def finals_shown(self) -> bool:
         return self.mode != policy.ScreeningSight.OWN

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from literature import services as literature_services
-from screening import selectors, services
+from screening import selectors, services, tags
 from tests.pdf_support import report_attach
 from tests.screening_review_support import both_decide
 from tests.screening_support import team_make
@@ -23,11 +23,14 @@ def screening_example_ids(owner: Any) -> dict[tuple[str, str], Any]:
     at_full_text = both_decide(team, session, "yes", "yes")
     services.session_blinding_end(user=owner, session=session)
     report_attach(user=owner, record=at_full_text)
+    # The tag the record-tag example puts (the define example names another).
+    tags.tag_define(user=owner, session=session, name="needs translation")
     search = literature_services.saved_search_create(
         user=owner, project=team.project, name="Docs search", query="telomere*")
     return {("screening", "id"): session.pk, ("screening", "record"): at_full_text.pk,
             ("screening", "dataset"): team.dataset.pk,
             ("screening", "record:decide"): selectors.record_next(user=owner,
                                                                  session=session).pk,
-            ("screening", "record:conflicts"): conflict.pk, ("searches", "id"): search.pk,
+            ("screening", "record:conflicts"): conflict.pk,
+            ("screening", "record:record-tags"): conflict.pk, ("searches", "id"): search.pk,
             ("searches", "project"): team.project.pk}

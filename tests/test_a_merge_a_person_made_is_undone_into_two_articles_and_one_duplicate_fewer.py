@@ -119,31 +119,3 @@ def test_undoing_no_merge_saves_nothing(collection, alice_client) -> None:
                                  {"group": "0"}, follow=True)
     assert [str(m) for m in original.context["messages"]] == [
         "Nothing undone: There is no merge 1 to undo in this dataset."]
-
-
-def test_undoing_a_later_merge_brings_back_the_earlier_one_it_took_in(collection,
-                                                                      alice_client) -> None:
-    merged = confirmed(collection, alice_client)
-    atrial = atrial_rows(merged)[0]["row_id"]
-    other = next(r for r in dataset_rows_iter(dataset=merged) if r["row_id"] != atrial)
-    alice_client.post(reverse("datasets:duplicates_mark", args=[merged.pk]),
-                      {"first": str(atrial + 1), "second": str(other["row_id"] + 1)})
-    job = import_run_last()
-    assert job.status == "completed", job.reason
-    both = Dataset.objects.get(pk=job.dataset_id)
-    assert (both.row_count, both.report[COUNTS_KEY]["duplicates_removed"]) == (13, 8)
-    [entry] = both.report[COUNTS_KEY]["merged_groups"]
-    assert entry["by"] == "by hand"
-
-    alice_client.post(reverse("datasets:merge_undo", args=[both.pk]), {"group": "0"})
-    job = import_run_last()
-    assert job.status == "completed", job.reason
-    back = Dataset.objects.get(pk=job.dataset_id)
-    counts = back.report[COUNTS_KEY]
-    assert (back.row_count, counts["duplicates_removed"]) == (14, 7)
-    [earlier] = counts["merged_groups"]
-    assert earlier["by"] == "confirmed"
-    restored = next(r for r in dataset_rows_iter(dataset=back) if r["row_id"] == earlier["row"])
-    assert restored["title"].casefold().rstrip(".") == ATRIAL
-    assert len(atrial_rows(back)) == 1
-    assert file_duplicates(counts) == file_duplicates(merged.report[COUNTS_KEY])
