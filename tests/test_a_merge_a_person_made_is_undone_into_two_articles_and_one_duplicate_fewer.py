@@ -18,10 +18,25 @@ from dataset_management.models import Dataset, ImportJob
 from dataset_management.selectors import dataset_rows_iter
 from projects import services as project_services
 from projects.models import Activity
+from screening import services as screening_services
+from screening.prisma import prisma_counts
 from tests.import_support import import_run_last
 from tests.plugins.datasets import ROOT
 
 pytestmark = pytest.mark.django_db
+
+
+def prisma_duplicates(dataset: Dataset, user) -> int:
+    """PRISMA's duplicates removed for a screening of `dataset`, its per-source lines the
+    collection's files and its articles what is left."""
+    session = screening_services.session_create(user=user, name=f"Flow {dataset.pk}",
+                                                labels=["relevant"], dataset=dataset)
+    counts = prisma_counts(session)
+    assert [s["identified"] for s in counts["sources"]] == [
+        f["identified"] for f in dataset.report["collection"]["files"]]
+    assert sum(f["added"] for f in dataset.report["collection"]["files"]) == dataset.row_count
+    assert counts["identified"] - counts["duplicates_removed"] == dataset.row_count
+    return counts["duplicates_removed"]
 
 DEDUP = ROOT / "tests" / "fixtures" / "dedup"
 FILES = [DEDUP / "pubmed_search.nbib", DEDUP / "embase_search.ris", DEDUP / "scopus_search.csv"]
@@ -87,6 +102,7 @@ def test_a_confirmed_pair_is_unmerged_into_its_two_records(collection, user,
     assert (undone.report["rows_read"], undone.report["rows_dropped"]) == (21, 6)
     assert file_duplicates(counts) == file_duplicates(collection.report[COUNTS_KEY])
     assert sum(file_duplicates(was)) == 7
+    assert (prisma_duplicates(merged, user), prisma_duplicates(undone, user)) == (7, 6)
     assert "confirmed" not in counts["merged_by"]
     assert counts["merged_groups"] == []
     assert counts["near_matches"] == []  # neither pair is listed again
@@ -119,3 +135,31 @@ def test_undoing_no_merge_saves_nothing(collection, alice_client) -> None:
                                  {"group": "0"}, follow=True)
     assert [str(m) for m in original.context["messages"]] == [
         "Nothing undone: There is no merge 1 to undo in this dataset."]
+
+
+def test_undoing_a_later_merge_brings_back_the_earlier_one_it_took_in(collection,
+                                                                      alice_client) -> None:
+    merged = confirmed(collection, alice_client)
+    atrial = atrial_rows(merged)[0]["row_id"]
+    other = next(r for r in dataset_rows_iter(dataset=merged) if r["row_id"] != atrial)
+    alice_client.post(reverse("datasets:duplicates_mark", args=[merged.pk]),
+                      {"first": str(atrial + 1), "second": str(other["row_id"] + 1)})
+    job = import_run_last()
+    assert job.status == "completed", job.reason
+    both = Dataset.objects.get(pk=job.dataset_id)
+    assert (both.row_count, both.report[COUNTS_KEY]["duplicates_removed"]) == (13, 8)
+    [entry] = both.report[COUNTS_KEY]["merged_groups"]
+    assert entry["by"] == "by hand"
+
+    alice_client.post(reverse("datasets:merge_undo", args=[both.pk]), {"group": "0"})
+    job = import_run_last()
+    assert job.status == "completed", job.reason
+    back = Dataset.objects.get(pk=job.dataset_id)
+    counts = back.report[COUNTS_KEY]
+    assert (back.row_count, counts["duplicates_removed"]) == (14, 7)
+    [earlier] = counts["merged_groups"]
+    assert earlier["by"] == "confirmed"
+    restored = next(r for r in dataset_rows_iter(dataset=back) if r["row_id"] == earlier["row"])
+    assert restored["title"].casefold().rstrip(".") == ATRIAL
+    assert len(atrial_rows(back)) == 1
+    assert file_duplicates(counts) == file_duplicates(merged.report[COUNTS_KEY])

@@ -18,10 +18,25 @@ from dataset_management.models import Dataset, ImportJob
 from dataset_management.selectors import dataset_rows_iter
 from projects import services as project_services
 from projects.models import Activity
+from screening import services as screening_services
+from screening.prisma import prisma_counts
 from tests.import_support import import_run_last
 from tests.plugins.datasets import ROOT
 
 pytestmark = pytest.mark.django_db
+
+
+def prisma_duplicates(dataset: Dataset, user) -> int:
+    """PRISMA's duplicates removed for a screening of `dataset`, its per-source lines the
+    collection's files and its articles what is left."""
+    session = screening_services.session_create(user=user, name=f"Flow {dataset.pk}",
+                                                labels=["relevant"], dataset=dataset)
+    counts = prisma_counts(session)
+    assert [s["identified"] for s in counts["sources"]] == [
+        f["identified"] for f in dataset.report["collection"]["files"]]
+    assert sum(f["added"] for f in dataset.report["collection"]["files"]) == dataset.row_count
+    assert counts["identified"] - counts["duplicates_removed"] == dataset.row_count
+    return counts["duplicates_removed"]
 
 DEDUP = ROOT / "tests" / "fixtures" / "dedup"
 FILES = [DEDUP / "pubmed_search.nbib", DEDUP / "embase_search.ris", DEDUP / "scopus_search.csv"]
@@ -65,6 +80,7 @@ def test_two_articles_marked_by_hand_become_one(collection, user, alice_client) 
     assert counts["merged_by"]["by hand"] == 1
     assert duplicates_in_files(collection.report[COUNTS_KEY]) == 6
     assert duplicates_in_files(counts) == 7
+    assert prisma_duplicates(version, user) == 7
     titles = [r["title"] for r in dataset_rows_iter(dataset=version)]
     assert titles.count(first["title"]) + titles.count(second["title"]) == 1
     assert len(counts["near_matches"]) == 2  # the matcher's pairs still to decide
