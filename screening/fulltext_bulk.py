@@ -275,9 +275,12 @@ def fulltext_bulk_attach(*, user: Any, session: ScreeningSession, files: list[An
     limit = settings.FULLTEXT_MAX_PDF_MB * MB
     for name, upload, refused in _files(files):
         if len(out) >= MAX_FILES:
-            done = BulkFile(name=name, outcome=REFUSED, detail=(
-                f"Over {MAX_FILES} files in one upload: send the rest again. Nothing was kept."))
-        elif refused:
+            # One line for the rest, however many entries a ZIP holds.
+            out.append(BulkFile(name=name, outcome=REFUSED, detail=(
+                f"Over {MAX_FILES} files in one upload: this one and those after it were not "
+                "read. Send them again. Nothing was kept of them.")))
+            break
+        if refused:
             done = BulkFile(name=name, outcome=REFUSED, detail=refused)
         elif (size := upload.size or 0) > limit:
             done = BulkFile(name=name, outcome=REFUSED, detail=(

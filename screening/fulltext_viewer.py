@@ -4,6 +4,7 @@ selectors as the record page), matching and attaching is screening.fulltext_bulk
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
@@ -65,4 +66,5 @@ def fulltext_bulk_page(request: HttpRequest, pk: int) -> HttpResponse:
                              f"{'' if len(results) == 1 else 's'} attached.")
     return render(request, "screening/fulltext_bulk.html", {
         "session": session, "results": results, "max_files": fulltext_bulk.MAX_FILES,
+        "max_parts": settings.DATA_UPLOAD_MAX_NUMBER_FILES,
         "section": "screening"}, status=200)

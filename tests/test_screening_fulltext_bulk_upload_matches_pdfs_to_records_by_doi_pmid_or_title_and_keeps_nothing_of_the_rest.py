@@ -9,7 +9,9 @@ answer says, per file, the record and the rule, or why not: a PDF of a record ex
 title/abstract is not matched, one naming two records is ambiguous, a broken PDF is refused
 (whether or not its name matched), a second file for a record attached in the same upload or
 before is refused, a ZIP's non-PDF entry is refused; nothing is kept of any of them (no report,
-no file). A viewer may not bulk-upload, nor a blind reviewer before the stop.
+no file). A PDF over FULLTEXT_MAX_PDF_MB is refused unread, and past the most files one
+upload takes the rest are refused in one line. A viewer may not bulk-upload, nor a blind
+reviewer before the stop.
 """
 
 from __future__ import annotations
@@ -157,3 +159,31 @@ def test_a_viewer_and_a_blind_reviewer_before_the_stop_may_not_bulk_upload(
     assert mona.get(url).status_code == 200
     answer = mona.post(url, upload())
     assert _rows(answer.content.decode())["10.1000_statins.2020.01.pdf"][0] == "attached"
+
+
+def test_a_pdf_over_the_size_limit_and_files_past_the_count_are_refused_unread(
+        user: Any, media_root: Path, settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from screening import fulltext_bulk
+
+    made = reports_make(user)
+    settings.FULLTEXT_MAX_PDF_MB = 1
+    monkeypatch.setattr(fulltext_bulk, "MAX_FILES", 2)
+    bundle = io.BytesIO()
+    with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("10.1000_statins.2020.01.pdf", pdf_bytes(["big"], pad_to=1536 * 1024))
+        archive.writestr("32345678.pdf", pdf_bytes(["Exercise after infarction."]))
+        for n in range(5):
+            archive.writestr(f"extra-{n}.pdf", pdf_bytes(["Aspirin."]))
+    rita = Client()
+    rita.force_login(made.team.reviewer)
+    answer = rita.post(f"/screening/{made.session.pk}/fulltext/bulk/", {"files": [
+        SimpleUploadedFile("all.zip", bundle.getvalue(), "application/zip")]})
+    rows = _rows(answer.content.decode())
+    assert list(rows) == ["all.zip/10.1000_statins.2020.01.pdf", "all.zip/32345678.pdf",
+                          "all.zip/extra-0.pdf"]
+    assert [r[0] for r in rows.values()] == ["refused", "attached", "refused"]
+    html = answer.content.decode()
+    assert "over the limit of 1 MB (FULLTEXT_MAX_PDF_MB)" in html
+    assert "Over 2 files in one upload" in html
+    assert [r.record_id for r in FullTextReport.objects.all()] == [made.records[1].pk]
+    assert len(list(media_root.rglob("*.pdf"))) == 1
