@@ -163,3 +163,24 @@ def test_the_records_are_paged_on_the_page_and_the_api(team: Any) -> None:  # no
     assert text.count("<tr data-record=") == 10
     assert "Page 2 of 2" in text
     assert "q=trials&amp;page=1" in text
+
+
+def _page_ids(person: Any, session: Any, **filters: str) -> set[int]:
+    page = client_of(person).get(reverse("screening:records", args=[session.pk]), filters)
+    assert page.status_code == 200, page.content[:500]
+    table = page.content.decode().split('id="records-table"')[1].split("</table>")[0]
+    return {int(part.split('"')[1]) for part in table.split("<tr data-record=")[1:]}
+
+
+def test_the_page_filters_by_tag_decision_reviewer_and_stage_as_the_api_does(screened) -> None:
+    crew, session, rows = screened
+    tag = tags.tag_define(user=crew.maintainer, session=session, name="RCT")
+    tags.record_tag_put(user=crew.reviewer, record=rows["conflict"], tag=tag)
+    for filters in ({"tag": "RCT"}, {"decision": "no"}, {"decision": "undecided"},
+                    {"reviewer": "remy", "decision": "yes"}, {"stage": "full_text"},
+                    {"stage": "title_abstract", "decision": "yes"}):
+        assert _page_ids(crew.maintainer, session, **filters) == _ids(
+            crew.maintainer, session, **filters), filters
+    assert _page_ids(crew.maintainer, session, tag="RCT") == {rows["conflict"].pk}
+    assert _page_ids(crew.maintainer, session, stage="full_text") == {rows["agreed"].pk}
+    assert _page_ids(crew.reviewer, session, decision="no") == set()

@@ -13,8 +13,15 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from projects.models import Activity
-from screening import selectors, services
-from screening.models import Decision, RecordState, ScreeningSession, SupersededDecision
+from screening import fulltext, selectors, services
+from screening.models import (
+    Decision,
+    FullTextReport,
+    RecordState,
+    ScreeningSession,
+    SupersededDecision,
+)
+from tests.pdf_support import report_attach
 from tests.screening_review_support import (
     both_decide,
     cited_dataset_make,
@@ -150,3 +157,26 @@ def test_re_screening_is_refused_once_sampling_began(screened) -> None:
     assert "ranked phase" in answer.json()["detail"]
     assert ScreeningSession.objects.get(pk=session.pk).phase == "sampling"
     assert Decision.objects.filter(record=rows["excluded"]).count() == 2
+
+
+def test_a_record_included_at_full_text_goes_back_with_its_full_text_work_kept(
+        team: Any) -> None:  # noqa: F811
+    session = dual_session_make(team, cited_dataset_make(team))
+    services.session_blinding_end(user=team.owner, session=session)
+    record = both_decide(team, session, "yes", "yes")
+    report_attach(user=team.maintainer, record=record)
+    for person in (team.reviewer, team.reviewer2):
+        fulltext.fulltext_decision_record(user=person, record=record,
+                                          values={"oncological": "yes"})
+    record.refresh_from_db()
+    assert record.state == RecordState.INCLUDED
+    answer = _rescreen(team.maintainer, session, {"filter": {"stage": "included"},
+                                                  "reason": "Wrong population"})
+    assert answer.status_code == 200, answer.content
+    record.refresh_from_db()
+    assert (record.state, record.fulltext_final) == (RecordState.SCREENING, {})
+    assert sorted(SupersededDecision.objects.filter(record=record)
+                  .values_list("stage", flat=True)) == ["full_text"] * 2 + ["title_abstract"] * 2
+    report = FullTextReport.objects.get(record=record)
+    assert report.superseded_at is not None
+    assert "Wrong population" in report.superseded_reason
