@@ -322,7 +322,7 @@ def near_decisions_check(*, dataset: Dataset, decisions: dict[int, str]) -> list
 
 def version_with_merges(dataset: Dataset, *, merges: list[list[int]], counts: dict[str, Any],
                         user: Any, progress: Any = None, by: str = "confirmed",
-                        keys: list[list[str]] | None = None) -> Dataset:
+                        keys: list[list[str]] | None = None, name: str = "") -> Dataset:
     """A new dataset with each group of confirmed rows as one article (the longest abstract
     kept, every identifier, label and source file kept), the other near matches renumbered.
     The rows are read twice, so only the confirmed groups' rows are ever held in memory.
@@ -368,7 +368,7 @@ def version_with_merges(dataset: Dataset, *, merges: list[list[int]], counts: di
 
     return import_version(dataset, records(), counts=counts, removed=removed, user=user,
                           progress=progress, settle=settle,
-                          name=f"{dataset.name} (near matches merged)")
+                          name=name or f"{dataset.name} (near matches merged)")
 
 
 def _groups(pairs: list[list[int]]) -> dict[int, int]:

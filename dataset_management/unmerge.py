@@ -96,7 +96,8 @@ def duplicates_mark(*, dataset: Dataset, rows: list[int], user: Any,
     counts.setdefault("near_matches", [])
     counts.pop("last_review", None)
     version = version_with_merges(dataset, merges=[sorted(rows)], counts=counts, user=user,
-                                  progress=progress, by=BY_HAND)
+                                  progress=progress, by=BY_HAND,
+                                  name=f"{dataset.name} (duplicates marked)")
     merge_activity_record(verb="duplicates_marked", user=user, source=dataset,
                           version=version, rows=sorted(rows),
                           summary=f"Rows {min(rows) + 1} and {max(rows) + 1} marked by hand "

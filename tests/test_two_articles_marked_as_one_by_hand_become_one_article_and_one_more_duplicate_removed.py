@@ -73,6 +73,7 @@ def test_two_articles_marked_by_hand_become_one(collection, user, alice_client) 
     assert job.status == "completed", job.reason
     version = Dataset.objects.get(pk=job.dataset_id)
     assert version.pk != collection.pk
+    assert version.name == "Review (duplicates marked)"
     assert version.row_count == collection.row_count - 1 == 14
     counts = version.report[COUNTS_KEY]
     assert (counts["records_identified"], counts["duplicates_removed"]) == (21, 7)
