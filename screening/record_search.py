@@ -4,7 +4,7 @@ never by another reviewer or by the stage (which follows the final values).
 
 Text is a case-insensitive substring of the title, abstract, authors, keywords or record id: one
 pass over the session's rows (found through the session's index), the same on SQLite and
-PostgreSQL; at 20,000 records a page answers in well under a second.
+PostgreSQL, with no search index to keep in step with the records.
 """
 
 from __future__ import annotations
