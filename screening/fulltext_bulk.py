@@ -98,7 +98,8 @@ def _candidates(session: ScreeningSession) -> list[_Candidate]:
         ids = {k: str(v) for k, v in (record.identifiers or {}).items() if v}
         title = _title_key(record.title)
         out.append(_Candidate(record=record, doi=_doi_clean(ids.get("doi", "")),
-                              pmid=ids.get("pmid", "").removeprefix("PMID:").strip(),
+                              pmid=ids.get("pmid", "").removeprefix("PMID:").strip()
+                              .lstrip("0"),
                               title=title if len(title) >= MIN_TITLE_CHARS else ""))
     return out
 
