@@ -50,6 +50,8 @@ class MergeResult:
     # (row, row, reason, fingerprints, similarity): rows are 0-based positions in the merged
     # file; similarity is dedup.text_similarity of the two records kept.
     near: list[tuple[int, int, str, list[str], float]] = field(default_factory=list)
+    # (row, its records' own lines, the rule that merged them): merged_groups.py's entries.
+    groups: list[tuple[int, list[dict[str, Any]], str]] = field(default_factory=list)
 
     @property
     def duplicates_removed(self) -> int:

@@ -63,6 +63,10 @@ _OWN_KEYS = frozenset(name_key(c) for c in (*OWN_COLUMNS, *ID_KINDS, *CITATION_K
                                             MERGED_LABELS, SOURCES_KEY, OTHER_IDS_KEY,
                                             MATCHED_BY_KEY))
 FileHook = Callable[[int, Any], None]  # (the file's index in sources, its ArticleStream)
+# An article merged from several records keeps them (merged_groups.py), so a person may undo
+# the merge: the first KEPT_GROUPS such articles of a merge, of at most KEPT_RECORDS records.
+KEPT_GROUPS = 200
+KEPT_RECORDS = 10
 
 
 @dataclass
@@ -92,6 +96,7 @@ class _Pass:
     rules: dict[int, list[str]] = field(default_factory=dict)      # per merged article
     separators: list[str] = field(default_factory=list)           # per file
     label_maps: list[dict[str, str]] = field(default_factory=list)  # per file
+    kept_groups: int = 0  # articles whose records are kept (KEPT_GROUPS)
 
     def settle(self) -> list[tuple[int, int, str]]:
         """Match the titles, then pick each article's record (the longest abstract, the
@@ -292,6 +297,7 @@ class _Merged:
     # A record read from a file that the article's stored rows did not come from: the rules
     # of this merge are new. A file added again (its records merged in already) adds none.
     new_file: bool = False
+    records: list[dict[str, Any]] | None = None  # each record's own line, when kept
 
 
 def _gather(spool: Path, state: _Pass) -> dict[int, _Merged]:
@@ -301,7 +307,13 @@ def _gather(spool: Path, state: _Pass) -> dict[int, _Merged]:
     for record, cluster, item in _spooled(spool, state):
         if state.size[cluster] < 2:
             continue
-        into = merged.setdefault(cluster, _Merged())
+        if cluster not in merged:
+            keep = state.kept_groups < KEPT_GROUPS and state.size[cluster] <= KEPT_RECORDS
+            state.kept_groups += keep
+            merged[cluster] = _Merged(records=[] if keep else None)
+        into = merged[cluster]
+        if into.records is not None:
+            into.records.append(_output(item, state, record, None))
         _add_identifiers(into, item)
         names = _sources(item, state, record)
         brings = not set(names) <= set(into.sources)
@@ -365,10 +377,21 @@ def _write(spool: Path, state: _Pass, merged: dict[int, _Merged], out: Path, *,
                 continue
             counts.added += 1
             positions[cluster] = len(positions)
+            _kept(result, state, cluster, merged.get(cluster), row=positions[cluster])
             if cluster in texts:
                 texts[cluster] = f"{item['title']} {item['abstract']}"
             handle.write(json.dumps(line, ensure_ascii=False) + "\n")
     return positions
+
+
+def _kept(result: MergeResult, state: _Pass, cluster: int, merged: _Merged | None, *,
+          row: int) -> None:
+    """An article's kept records in the result's groups, unless a record would be dropped
+    if written back alone (no label of its own in a labelled collection)."""
+    records = merged.records if merged is not None else None
+    if records and not (state.labelled and not all(r[MERGED_LABELS] for r in records)):
+        rules = state.rules.get(cluster) or ["duplicate"]
+        result.groups.append((row, records, rules[0]))
 
 
 def _output(item: dict[str, Any], state: _Pass, record: int,

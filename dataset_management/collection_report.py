@@ -59,6 +59,9 @@ def collection_report(report: dict[str, Any], *, result: MergeResult, previous: 
         "near_matches": near,
         "near_matches_found": len(result.near),
         "split_pairs": carried.get("split_pairs") or [],
+        # A person's earlier merges are not carried: the rows are merged anew (merged_groups).
+        "merged_groups": [{"row": row, "records": records, "by": by, "nested": {}}
+                          for row, records, by in result.groups],
         **({"source_dataset_id": previous.pk, "source_dataset_name": previous.name}
            if previous is not None else {}),
     }

@@ -21,6 +21,7 @@ from projects import policy
 from . import selectors
 from .collection import COUNTS_KEY, DECISIONS
 from .collection_jobs import collection_job_create, near_matches_job_create
+from .collection_merge import KEPT_GROUPS
 from .forms import DatasetUploadForm
 from .models import ImportJob
 from .near_review import (
@@ -90,11 +91,11 @@ def dataset_near_matches(request: HttpRequest, pk: int) -> HttpResponse:
     listed = [{**pair, "index": i} for i, pair in enumerate(pairs)
               if not band or pair_band(pair) == band]
     page = page_of(listed, request.GET.get("page"), per_page=NEAR_MATCHES_PER_PAGE)
-    merges, merges_total = merged_groups_shown(dataset=dataset)
+    merges = merged_groups_shown(dataset=dataset, page=request.GET.get("merges_page"))
     return render(request, "datasets/near_matches.html", {
         "dataset": dataset, "may": policy.actions_on(user=request.user, obj=dataset),
         "page": page, "pairs": near_pairs_shown(dataset=dataset, pairs=list(page.object_list)),
-        "merges": merges, "merges_total": merges_total,
+        "merges": merges, "kept_automatic": KEPT_GROUPS,
         "total": len(pairs), "found": counts.get("near_matches_found", len(pairs)),
         "is_collection": bool(counts), "band": band,
         "bands": near_bands_list(pairs=pairs, articles=dataset.row_count),

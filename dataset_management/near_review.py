@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.paging import page_of
+
 from .collection import COUNTS_KEY, DECISIONS, near_matches_read
 from .dedup import BANDS
 from .merged_groups import GROUPS_KEY
@@ -18,8 +20,9 @@ from .near_diff import pair_diff
 
 # Pairs from reports written before bands existed have no similarity: shown apart.
 UNBANDED = "unbanded"
-# The merges a person may undo, newest first: as many as the page shows.
+# The merges that can be undone: as many to a page.
 MERGES_SHOWN = 50
+PERSON_MERGES = ("confirmed", "by hand")  # merged_groups' "by"; else a dedup rule's name
 
 
 def pair_band(pair: dict[str, Any]) -> str:
@@ -77,15 +80,19 @@ def near_pairs_shown(*, dataset: Any, pairs: list[dict[str, Any]]) -> list[dict[
             for pair in near_matches_read(dataset=dataset, pairs=pairs)]
 
 
-def merged_groups_shown(*, dataset: Any) -> tuple[list[dict[str, Any]], int]:
-    """The merges a person made that can be undone, newest rows last as kept, at most
-    MERGES_SHOWN of them (index, row, how, the records' titles and years); and how many."""
+def _how(by: str) -> str:
+    return by if by in PERSON_MERGES else f"automatic: same {by}"
+
+
+def merged_groups_shown(*, dataset: Any, page: str | None) -> Any:
+    """One page (MERGES_SHOWN) of the merges that can be undone, in row order: each with its
+    index, row, how it was merged and its records' titles, years and source files."""
     groups = ((dataset.report or {}).get(COUNTS_KEY) or {}).get(GROUPS_KEY) or []
-    shown = [{"index": i, "row": entry["row"], "by": entry.get("by", ""),
-              "records": [{"title": record.get("title") or "(no title)",
-                           "year": record.get("year") or "",
-                           "sources": record.get("source_files") or []}
-                          for record in entry.get("records") or []]}
-             for i, entry in enumerate(groups[-MERGES_SHOWN:], start=max(0, len(groups)
-                                                                         - MERGES_SHOWN))]
-    return shown, len(groups)
+    shown = page_of(range(len(groups)), page, per_page=MERGES_SHOWN)
+    shown.rows = [{"index": i, "row": groups[i]["row"], "by": _how(groups[i].get("by", "")),
+                   "records": [{"title": record.get("title") or "(no title)",
+                                "year": record.get("year") or "",
+                                "sources": record.get("source_files") or []}
+                               for record in groups[i].get("records") or []]}
+                  for i in shown.object_list]
+    return shown

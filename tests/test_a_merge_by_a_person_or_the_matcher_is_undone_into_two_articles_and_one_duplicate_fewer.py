@@ -1,4 +1,5 @@
-"""A near-match pair a person confirmed (merged in a new version) can be un-merged from the
+"""A near-match pair a person confirmed (merged in a new version), or two records the
+matcher's own rules merged (the same PMID, DOI or text), can be un-merged from the
 near-matches page: a worker makes a newer version in which its two records are two articles
 again, written back as they were before the merge; the count of duplicates removed falls by
 one in the totals, in what PRISMA reads and in the file the later record came from, and the
@@ -62,6 +63,13 @@ def file_duplicates(counts: dict) -> list[int]:
     return [f["duplicates_removed"] for f in counts["files"]]
 
 
+def made_by(dataset: Dataset, by: str) -> int:
+    """The index of the one merge of `dataset` made `by` ("confirmed", "by hand")."""
+    [index] = [i for i, g in enumerate(dataset.report[COUNTS_KEY]["merged_groups"])
+               if g["by"] == by]
+    return index
+
+
 def confirmed(collection: Dataset, client) -> Dataset:
     rows = {r["row_id"] for r in atrial_rows(collection)}
     pairs = collection.report[COUNTS_KEY]["near_matches"]
@@ -88,7 +96,7 @@ def test_a_confirmed_pair_is_unmerged_into_its_two_records(collection, user,
     assert "Un-merge" in page
 
     response = alice_client.post(reverse("datasets:merge_undo", args=[merged.pk]),
-                                 {"group": "0"})
+                                 {"group": str(made_by(merged, "confirmed"))})
     job = import_run_last()
     assert response["Location"] == reverse("datasets:import_detail", args=[job.pk])
     assert job.status == "completed", job.reason
@@ -104,7 +112,7 @@ def test_a_confirmed_pair_is_unmerged_into_its_two_records(collection, user,
     assert sum(file_duplicates(was)) == 7
     assert (prisma_duplicates(merged, user), prisma_duplicates(undone, user)) == (7, 6)
     assert "confirmed" not in counts["merged_by"]
-    assert counts["merged_groups"] == []
+    assert {g["by"] for g in counts["merged_groups"]} == {"doi", "pmid", "title"}
     assert counts["near_matches"] == []  # neither pair is listed again
     assert len(counts["split_pairs"]) == 2
 
@@ -125,16 +133,13 @@ def test_a_rejected_pair_alone_is_in_the_log(collection, user, alice_client) -> 
 def test_undoing_no_merge_saves_nothing(collection, alice_client) -> None:
     merged = confirmed(collection, alice_client)
     url = reverse("datasets:merge_undo", args=[merged.pk])
-    for post, said in (({"group": "5"}, "There is no merge 6 to undo in this dataset."),
+    for post, said in (({"group": "50"}, "There is no merge 51 to undo in this dataset."),
                        ({}, "Choose a merge to undo.")):
         response = alice_client.post(url, post, follow=True)
         assert [str(m) for m in response.context["messages"]][-1] == f"Nothing undone: {said}"
     assert ImportJob.objects.count() == 1  # the merge's own
     assert Dataset.objects.count() == 2
-    original = alice_client.post(reverse("datasets:merge_undo", args=[collection.pk]),
-                                 {"group": "0"}, follow=True)
-    assert [str(m) for m in original.context["messages"]] == [
-        "Nothing undone: There is no merge 1 to undo in this dataset."]
+    assert Activity.objects.filter(verb="duplicates_unmerged").count() == 0
 
 
 def test_undoing_a_later_merge_brings_back_the_earlier_one_it_took_in(collection,
@@ -148,18 +153,36 @@ def test_undoing_a_later_merge_brings_back_the_earlier_one_it_took_in(collection
     assert job.status == "completed", job.reason
     both = Dataset.objects.get(pk=job.dataset_id)
     assert (both.row_count, both.report[COUNTS_KEY]["duplicates_removed"]) == (13, 8)
-    [entry] = both.report[COUNTS_KEY]["merged_groups"]
-    assert entry["by"] == "by hand"
-
-    alice_client.post(reverse("datasets:merge_undo", args=[both.pk]), {"group": "0"})
+    alice_client.post(reverse("datasets:merge_undo", args=[both.pk]),
+                      {"group": str(made_by(both, "by hand"))})
     job = import_run_last()
     assert job.status == "completed", job.reason
     back = Dataset.objects.get(pk=job.dataset_id)
     counts = back.report[COUNTS_KEY]
     assert (back.row_count, counts["duplicates_removed"]) == (14, 7)
-    [earlier] = counts["merged_groups"]
-    assert earlier["by"] == "confirmed"
+    earlier = counts["merged_groups"][made_by(back, "confirmed")]
     restored = next(r for r in dataset_rows_iter(dataset=back) if r["row_id"] == earlier["row"])
     assert restored["title"].casefold().rstrip(".") == ATRIAL
     assert len(atrial_rows(back)) == 1
     assert file_duplicates(counts) == file_duplicates(merged.report[COUNTS_KEY])
+
+
+def test_a_merge_by_the_matchers_own_rules_is_undone_too(collection, user, alice_client) -> None:
+    groups = collection.report[COUNTS_KEY]["merged_groups"]
+    index = next(i for i, g in enumerate(groups) if g["by"] == "pmid")
+    pmid = groups[index]["records"][0]["pmid"]
+    page = alice_client.get(reverse("datasets:near_matches", args=[collection.pk]))
+    assert "automatic: same pmid" in page.content.decode()
+    alice_client.post(reverse("datasets:merge_undo", args=[collection.pk]),
+                      {"group": str(index)})
+    job = import_run_last()
+    assert job.status == "completed", job.reason
+    undone = Dataset.objects.get(pk=job.dataset_id)
+    counts = undone.report[COUNTS_KEY]
+    assert (undone.row_count, counts["duplicates_removed"]) == (16, 5)
+    assert [r["identifiers"].get("pmid") for r in dataset_rows_iter(dataset=undone)].count(
+        pmid) == 2
+    assert "pmid" not in counts["merged_by"]
+    assert prisma_duplicates(undone, user) == 5
+    assert sum(file_duplicates(counts)) == 5
+    assert Activity.objects.get(verb="duplicates_unmerged").detail["by"] == "pmid"
