@@ -17,7 +17,7 @@ from api.index import ApiIndex
 from api.token_api import TokenDetailApi, TokenListCreateApi
 from literature import api as literature_api
 from screening import api as screening_api
-from screening import fulltext_api, fulltext_bulk_api, records_api
+from screening import fulltext_api, fulltext_bulk_api, prisma_edit, records_api
 
 app_name = "api"
 urlpatterns = [
@@ -56,6 +56,7 @@ urlpatterns = [
     *review.urlpatterns,
     *screening_api.urlpatterns,
     *fulltext_api.urlpatterns,
+    *prisma_edit.urlpatterns,
     *fulltext_bulk_api.urlpatterns,
     *records_api.urlpatterns,
     *literature_api.urlpatterns,

@@ -48,6 +48,7 @@ class Action(models.TextChoices):
     DEFINE_TAGS = "define_tags", "Defining a screening session's tags"
     TAG_RECORDS = "tag_records", "Tagging records"
     RESCREEN = "rescreen", "Sending records back to be screened again"
+    EDIT_PRISMA = "edit_prisma", "Naming a session's PRISMA sources and their counts"
 
 
 REQUIRED_ROLE: dict[str, str] = {
@@ -74,6 +75,7 @@ REQUIRED_ROLE: dict[str, str] = {
     Action.DEFINE_TAGS: Role.MAINTAINER,
     Action.TAG_RECORDS: Role.REVIEWER,
     Action.RESCREEN: Role.MAINTAINER,
+    Action.EDIT_PRISMA: Role.MAINTAINER,
 }
 
 
@@ -328,9 +330,10 @@ class FullTextClosed(RoleRequired):
 
 # Log lines about a session that say nothing of any decision: who made it, its criteria and
 # screeners, the end of blinding.
-# A tag's definition (its name and colour) says nothing of a decision either.
+# A tag's definition (its name and colour) says nothing of a decision either, nor PRISMA's
+# sources and their counts from before import.
 SCREENING_ACTIVITY_OPEN = frozenset({"screening_create", "screening_desk", "screening_unblind",
-                                     "screening_tag_define"})
+                                     "screening_tag_define", "screening_prisma_sources"})
 # A resolution tells that the reviewers disagreed: hidden from a viewer too while blind, as the
 # conflicts are (screening_conflicts_visible).
 SCREENING_ACTIVITY_RESOLVING = frozenset({"screening_resolve"})

@@ -263,15 +263,19 @@ class ConflictsApi(generics.GenericAPIView):
 class ExportApi(APIView):
     @extend_schema(summary="Decisions as csv, ris or jsonl (each person's own sight: blind "
                            "sessions show a reviewer only their decisions, a viewer only the "
-                           "final ones); PRISMA counts, or the PRISMA 2020 diagram as SVG/PNG",
+                           "final ones); PRISMA counts, or the PRISMA 2020 diagram as SVG, PNG "
+                           "(300 dpi) or PDF",
                    responses=None)
     def get(self, request: Request, pk: int, fmt: str) -> Any:
         session = _session(request, pk, policy.Action.DOWNLOAD)
         sight = visibility.session_sight(user=request.user, session=session)
         if fmt == "prisma":
             return Response(export.prisma_for(session, sight=sight))
-        if fmt in ("prisma-svg", "prisma-png"):
+        if fmt in ("prisma-svg", "prisma-png", "prisma-pdf"):
             counts = export.prisma_for(session, sight=sight)
+            if fmt == "prisma-pdf":
+                return HttpResponse(prisma_diagram.prisma_pdf(counts, title=session.name),
+                                    content_type="application/pdf")
             if fmt == "prisma-svg":
                 return HttpResponse(prisma_diagram.prisma_svg(counts, title=session.name),
                                     content_type="image/svg+xml; charset=utf-8")
@@ -303,6 +307,6 @@ urlpatterns = [
     path("screening/<int:pk>/conflicts/", ConflictsApi.as_view(), name="screening_conflicts"),
     path("screening/<int:pk>/unblind/", BlindingApi.as_view(), name="screening_unblind"),
     re_path(r"^screening/(?P<pk>[0-9]+)/export/"
-            r"(?P<fmt>csv|ris|jsonl|prisma|prisma-svg|prisma-png)/$",
+            r"(?P<fmt>csv|ris|jsonl|prisma|prisma-svg|prisma-png|prisma-pdf)/$",
             ExportApi.as_view(), name="screening_export"),
 ]

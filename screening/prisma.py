@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from screening import record_state
+from screening import prisma_sources, record_state
 from screening.models import RecordState as S
 from screening.models import ScreeningSession
 
@@ -80,7 +80,9 @@ def _fulltext(session: ScreeningSession, rows: list[tuple[Any, ...]]) -> dict[st
             "reports_excluded": states[S.EXCLUDED_FULL_TEXT],
             "reports_excluded_by_reason": dict(sorted(reasons.items(),
                                                       key=lambda kv: (-kv[1], kv[0]))),
-            "studies_included": states[S.INCLUDED]}
+            "studies_included": states[S.INCLUDED],
+            # A record included at full text is one report.
+            "reports_of_included_studies": states[S.INCLUDED]}
 
 
 def prisma_counts(session: ScreeningSession) -> dict[str, Any]:
@@ -101,7 +103,8 @@ def prisma_counts(session: ScreeningSession) -> dict[str, Any]:
         }
     states = Counter(state for *_, state in rows)
     screened = states[S.EXCLUDED] + sum(states[s] for s in record_state.FULL_TEXT_STATES)
-    return {
+    # The maintainer's names and counts from before import (screening.prisma_sources).
+    return prisma_sources.prisma_sources_applied(facts=session.source_facts, counts={
         "source": session.source, "collection": session.collection_name,
         **_identified(session, len(rows)),
         "records": len(rows),
@@ -112,4 +115,4 @@ def prisma_counts(session: ScreeningSession) -> dict[str, Any]:
         "stopping_rule": _stopping_rule(session),
         **_fulltext(session, rows),
         "per_label": per_label,
-    }
+    })

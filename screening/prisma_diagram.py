@@ -1,5 +1,6 @@
 """The PRISMA 2020 flow diagram (Page et al. 2021, BMJ 372:n71; the template for new reviews
-of databases and registers), laid out once and drawn as SVG by hand or as PNG with matplotlib.
+of databases and registers), laid out once and drawn as SVG by hand, or with matplotlib as a
+PNG (300 dpi unless asked otherwise) and a vector PDF.
 
 Boxes and arrows are computed from `prisma.prisma_counts`; every count is text in the SVG
 (`n = 12`), so a reader, a screen reader and a test can read it. Presentation attributes
@@ -9,10 +10,13 @@ only: the site's CSP allows no inline style.
 from __future__ import annotations
 
 import io
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape
+
+from screening.prisma_sources import KINDS
 
 WIDTH, LEFT_X, RIGHT_X, BOX_W = 860, 130, 520, 320
 LINE_H, PAD, GAP, FONT = 17, 10, 34, 13
@@ -66,15 +70,29 @@ def _n(count: Any) -> str:
     return "(n hidden while blind)" if count is None else f"(n = {count})"
 
 
+def _sources(c: dict[str, Any]) -> list[str]:
+    """Each source by the name a maintainer gave it; grouped as databases, registers and other
+    sources once any is not a database."""
+    sources = c["sources"]
+    if all(s.get("kind", "database") == "database" for s in sources):
+        return [f"{s['name']} {_n(s['identified'])}" for s in sources]
+    out = []
+    for kind, heading in KINDS.items():
+        mine = [s for s in sources if s.get("kind", "database") == kind]
+        if mine:
+            out += [f"{heading} {_n(sum(s['identified'] for s in mine))}:",
+                    *(f"{s['name']} {_n(s['identified'])}" for s in mine)]
+    return out
+
+
 def _rows(c: dict[str, Any]) -> list[tuple[str, list[str], list[str] | None]]:
     """(phase, main box lines, the box beside it or None), top to bottom."""
-    sources = [f"{s['name']} {_n(s['identified'])}" for s in c["sources"]]
+    sources = _sources(c)
     removed = [f"Duplicate records removed {_n(c['duplicates_removed'])}",
                f"Records marked as ineligible by automation tools "
-               f"{_n(c['not_screened_marked_no'])}"
+               f"{_n(c['removed_by_automation'])}"
                + (f": stopping rule - {c['stopping_rule']}" if c.get("stopping_rule") else ""),
-               f"Records removed for other reasons "
-               f"{_n((c.get('removed_other') or 0) + (c.get('removed_without_text') or 0))}"]
+               f"Records removed for other reasons {_n(c['removed_for_other_reasons'])}"]
     reasons = [f"{why} {_n(n)}" for why, n in (c["reports_excluded_by_reason"] or {}).items()]
     assessed = [f"Reports assessed for eligibility {_n(c['reports_assessed'])}"]
     if c["reports_awaiting_assessment"]:
@@ -92,7 +110,9 @@ def _rows(c: dict[str, Any]) -> list[tuple[str, list[str], list[str] | None]]:
         ("Screening", _lines(*assessed),
          _lines(f"Reports excluded {_n(c['reports_excluded'])}{':' if reasons else ''}",
                 *reasons)),
-        ("Included", _lines(f"Studies included in review {_n(c['studies_included'])}"), None),
+        ("Included", _lines(f"Studies included in review {_n(c['studies_included'])}",
+                            "Reports of included studies "
+                            f"{_n(c['reports_of_included_studies'])}"), None),
     ]
 
 
@@ -158,9 +178,13 @@ def prisma_svg(counts: dict[str, Any], *, title: str = "") -> str:
     return "\n".join([*out, "</svg>"]) + "\n"
 
 
-def prisma_png(counts: dict[str, Any], *, title: str = "", dpi: int = 150) -> bytes:
-    """The same layout drawn with matplotlib's Agg backend (no display, no system cairo)."""
-    from matplotlib.figure import Figure  # a second or so to import: only when a PNG is asked
+DPI = 300  # what journals ask of a figure
+DPI_RANGE = (72, 600)
+
+
+def _figure(counts: dict[str, Any], *, title: str, dpi: int) -> Any:
+    """The same layout as a matplotlib figure, for the PNG (Agg) and the PDF (vector)."""
+    from matplotlib.figure import Figure  # a second or so to import: only when asked
     from matplotlib.patches import FancyArrowPatch, Rectangle
 
     d = diagram_layout(counts)
@@ -185,6 +209,27 @@ def prisma_png(counts: dict[str, Any], *, title: str = "", dpi: int = 150) -> by
     for x1, y1, x2, y2 in d.arrows:
         axes.add_patch(FancyArrowPatch((x1, y1), (x2, y2), arrowstyle="-|>",
                                        mutation_scale=10, color="#1f2937"))
+    return figure
+
+
+def prisma_png(counts: dict[str, Any], *, title: str = "", dpi: int = DPI) -> bytes:
+    """The diagram as a PNG at `dpi`, which its pHYs chunk states (no display, no cairo)."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi)
+    _figure(counts, title=title, dpi=dpi).savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()
+
+
+def prisma_pdf(counts: dict[str, Any], *, title: str = "") -> bytes:
+    """The diagram as a one-page vector PDF, its fonts embedded as TrueType so its text reads
+    back as text."""
+    from matplotlib import rc_context
+
+    # fontTools logs every step of subsetting the embedded font at INFO.
+    logging.getLogger("fontTools").setLevel(logging.WARNING)
+    buffer = io.BytesIO()
+    with rc_context({"pdf.fonttype": 42}):
+        _figure(counts, title=title, dpi=DPI).savefig(
+            buffer, format="pdf", metadata={"Title": title or "PRISMA 2020 flow diagram",
+                                            # The same counts give the same bytes.
+                                            "CreationDate": None})
     return buffer.getvalue()

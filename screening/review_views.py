@@ -1,7 +1,8 @@
 """The review desk's pages for those who report the review: conflicts judged one after the
-other with the record in view, the PRISMA 2020 flow diagram (page, SVG, PNG), and the owner's
-end of blinding. Thin: reads through screening.selectors / visibility / prisma, writes through
-screening.services, permissions through projects.policy."""
+other with the record in view, the PRISMA 2020 flow diagram (page, SVG, PNG, PDF) with a
+maintainer's form for its sources, and the owner's end of blinding. Thin: reads through
+screening.selectors / visibility / prisma, writes through screening.services and
+prisma_edit, permissions through projects.policy."""
 
 from __future__ import annotations
 
@@ -9,13 +10,21 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from projects import policy
 from projects.context import page_project_show
-from screening import export, prisma_diagram, resolving, selectors, services, visibility
+from screening import (
+    export,
+    prisma_diagram,
+    prisma_edit,
+    resolving,
+    selectors,
+    services,
+    visibility,
+)
 from screening.models import ScreeningSession, Stage
 
 
@@ -65,19 +74,59 @@ def prisma_page(request: HttpRequest, pk: int) -> HttpResponse:
     counts = _counts(request, session)
     return render(request, "screening/prisma.html", {
         "session": session, "counts": counts, "section": "screening",
-        "svg": prisma_diagram.prisma_svg(counts, title=session.name)})
+        "svg": prisma_diagram.prisma_svg(counts, title=session.name),
+        "can": policy.actions_on(user=request.user, obj=session),
+        "kinds": prisma_diagram.KINDS})
+
+
+@login_required
+@require_POST
+def prisma_sources(request: HttpRequest, pk: int) -> HttpResponse:
+    """The PRISMA page's form: a maintainer names the sources and gives the counts from before
+    import; a bad field is said and nothing is kept."""
+    session = selectors.session_get(user=request.user, pk=pk)
+    try:
+        changes = prisma_edit.prisma_sources_edit(
+            user=request.user, session=session, data=prisma_edit.prisma_form_data(request.POST))
+    except prisma_edit.PrismaSourcesInvalid as exc:
+        for field, why in exc.errors.items():
+            messages.error(request, f"{field}: {why}")
+    else:
+        messages.success(request, f"PRISMA sources saved ({len(changes)} changes)."
+                         if changes else "Nothing changed.")
+    return redirect("screening:prisma", pk=session.pk)
+
+
+def _dpi(request: HttpRequest) -> int:
+    """The PNG's resolution: `?dpi=` within DPI_RANGE, else the 300 journals ask for;
+    ValueError with the sentence for any other value."""
+    value = request.GET.get("dpi", "").strip()
+    low, high = prisma_diagram.DPI_RANGE
+    if not value:
+        return prisma_diagram.DPI
+    if not (value.isdigit() and len(value) <= 4 and low <= int(value) <= high):
+        raise ValueError(f"dpi must be a whole number from {low} to {high} (got {value[:20]!r})")
+    return int(value)
 
 
 @login_required
 @require_GET
 def prisma_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     session = selectors.session_get(user=request.user, pk=pk, action=policy.Action.DOWNLOAD)
+    try:
+        dpi = _dpi(request)
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
     counts = _counts(request, session)
     if fmt == "svg":
         response = HttpResponse(prisma_diagram.prisma_svg(counts, title=session.name),
                                 content_type="image/svg+xml; charset=utf-8")
+    elif fmt == "pdf":
+        response = HttpResponse(prisma_diagram.prisma_pdf(counts, title=session.name),
+                                content_type="application/pdf")
     else:
-        response = HttpResponse(prisma_diagram.prisma_png(counts, title=session.name),
+        response = HttpResponse(prisma_diagram.prisma_png(counts, title=session.name,
+                                                          dpi=dpi),
                                 content_type="image/png")
     response["Content-Disposition"] = f'attachment; filename="prisma-{session.pk}.{fmt}"'
     return response

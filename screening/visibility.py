@@ -133,7 +133,9 @@ def payload_for(*, user: Any, session: ScreeningSession,
 # PRISMA's boxes before screening: the import's facts, fixed when the session was made.
 PRISMA_OPEN = frozenset({"source", "collection", "identified", "duplicates_removed",
                          "duplicates_note", "removed_other", "removed_without_text", "sources",
-                         "records", "stopping_rule"})
+                         "records", "stopping_rule",
+                         # A maintainer's counts from before import, and what they add up to.
+                         "before_import", "removed_for_other_reasons"})
 
 
 def prisma_shown(*, counts: dict[str, Any], sight: Sight) -> dict[str, Any]:

@@ -45,13 +45,15 @@ def _routes(session: Any, record: Record, project_id: int) -> list[str]:
         "conflicts")]
     pages += [reverse("screening:export", args=[pk, fmt])
               for fmt in ("csv", "ris", "jsonl", "prisma")]
-    pages += [reverse("screening:prisma_download", args=[pk, fmt]) for fmt in ("svg", "png")]
+    pages += [reverse("screening:prisma_download", args=[pk, fmt])
+              for fmt in ("svg", "png", "pdf")]
     pages += [reverse("screening:fulltext_record", args=[pk, record.pk]),
               reverse("screening:list"), reverse("projects:detail", args=[project_id])]
     api = [reverse(f"api:{name}", args=[pk]) for name in (
         "screening_detail", "screening_next", "screening_fulltext", "screening_conflicts")]
     api += [reverse("api:screening_export", args=[pk, fmt])
-            for fmt in ("csv", "ris", "jsonl", "prisma", "prisma-svg", "prisma-png")]
+            for fmt in ("csv", "ris", "jsonl", "prisma", "prisma-svg", "prisma-png",
+                        "prisma-pdf")]
     api += [reverse("api:screening_fulltext_record", args=[pk, record.pk]),
             reverse("api:screening_list"), reverse("api:project_activity", args=[project_id])]
     return pages + api

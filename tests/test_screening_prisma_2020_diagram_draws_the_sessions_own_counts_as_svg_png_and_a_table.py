@@ -64,7 +64,7 @@ def test_the_counts_follow_the_sessions_rows(reviewed) -> None:
     counts = export.prisma_counts(reviewed)
     assert {key: counts[key] for key in EXPECTED} == EXPECTED
     assert counts["reports_excluded_by_reason"] == {"Wrong population": 1}
-    assert counts["sources"] == [{"name": "Cited", "identified": 6}]
+    assert [(s["name"], s["identified"]) for s in counts["sources"]] == [("Cited", 6)]
     assert counts["stopping_rule"]  # the rule is named, and "(forced)" said
     assert "forced" in counts["stopping_rule"]
 
@@ -138,9 +138,8 @@ def test_a_merged_collection_is_identified_per_file_with_its_duplicates_removed(
     session = services.session_create(user=user, dataset=dataset, name="Merged",
                                       labels=["included"])
     counts = export.prisma_counts(session)
-    assert counts["sources"] == [{"name": "pubmed_search.nbib", "identified": 7},
-                                 {"name": "embase_search.ris", "identified": 8},
-                                 {"name": "scopus_search.csv", "identified": 6}]
+    assert [(s["name"], s["identified"]) for s in counts["sources"]] == [
+        ("pubmed_search.nbib", 7), ("embase_search.ris", 8), ("scopus_search.csv", 6)]
     assert (counts["identified"], counts["duplicates_removed"], counts["records"]) == (21, 6, 15)
     assert counts["duplicates_note"] == ""
     api = APIClient()
