@@ -10,6 +10,8 @@ merges a person made in a version that kept them can be undone.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from projects import policy
@@ -18,6 +20,7 @@ from .collection import COUNTS_KEY, import_version, row_record, version_with_mer
 from .dedup import doi_normalise, pmid_normalise
 from .merged_groups import GROUPS_KEY, groups_after_split, merge_activity_record, split_position
 from .models import Dataset, ImportJob
+from .readers import DatasetFileError
 from .selectors import dataset_rows_iter
 
 BY_HAND = "by hand"
@@ -95,9 +98,10 @@ def duplicates_mark(*, dataset: Dataset, rows: list[int], user: Any,
     counts = dict((dataset.report or {}).get(COUNTS_KEY) or {})
     counts.setdefault("near_matches", [])
     counts.pop("last_review", None)
-    version = version_with_merges(dataset, merges=[sorted(rows)], counts=counts, user=user,
-                                  progress=progress, by=BY_HAND,
-                                  name=f"{dataset.name} (duplicates marked)")
+    with _made_before("Marking these two articles as one"):
+        version = version_with_merges(dataset, merges=[sorted(rows)], counts=counts,
+                                      user=user, progress=progress, by=BY_HAND,
+                                      name=f"{dataset.name} (duplicates marked)")
     merge_activity_record(verb="duplicates_marked", user=user, source=dataset,
                           version=version, rows=sorted(rows),
                           summary=f"Rows {min(rows) + 1} and {max(rows) + 1} marked by hand "
@@ -137,12 +141,27 @@ def merged_group_split(*, dataset: Dataset, index: int, user: Any,
         counts["near_matches"] = [{**pair, "rows": [moved(r) for r in pair["rows"]]}
                                   for pair in counts.get("near_matches") or []]
 
-    version = import_version(dataset, lines(), counts=counts, removed=-extra, user=user,
-                             name=f"{dataset.name} (merge undone)", settle=settle,
-                             progress=progress)
+    with _made_before("Undoing this merge"):
+        version = import_version(dataset, lines(), counts=counts, removed=-extra, user=user,
+                                 name=f"{dataset.name} (merge undone)", settle=settle,
+                                 progress=progress)
     merge_activity_record(verb="duplicates_unmerged", user=user, source=dataset,
                           version=version, rows=[row + i for i in range(len(records))],
                           by=entry["by"],
                           summary=f"Merge ({entry['by']}) of row {row + 1} undone: "
                                   f"{len(records)} articles again")
     return version
+
+
+@contextmanager
+def _made_before(what: str) -> Iterator[None]:
+    """The import refuses a version whose rows equal a dataset of the project (a merge undone
+    gives back the version before it): said as what it means."""
+    try:
+        yield
+    except DatasetFileError as exc:
+        refused, _, existing = exc.message.partition("This file was already uploaded as ")
+        if refused or not existing:
+            raise
+        raise DatasetFileError(f"{what} gives back {existing.rstrip('.')} exactly: work on "
+                               "that one. Nothing was saved.") from None

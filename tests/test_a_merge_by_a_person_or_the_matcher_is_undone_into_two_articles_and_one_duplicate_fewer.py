@@ -186,3 +186,18 @@ def test_a_merge_by_the_matchers_own_rules_is_undone_too(collection, user, alice
     assert prisma_duplicates(undone, user) == 5
     assert sum(file_duplicates(counts)) == 5
     assert Activity.objects.get(verb="duplicates_unmerged").detail["by"] == "pmid"
+
+
+def test_undoing_a_merge_that_gives_back_the_version_before_it_says_so(collection,
+                                                                       alice_client) -> None:
+    alice_client.post(reverse("datasets:duplicates_mark", args=[collection.pk]),
+                      {"first": "1", "second": "2"})
+    marked = Dataset.objects.get(pk=import_run_last().dataset_id)
+    alice_client.post(reverse("datasets:merge_undo", args=[marked.pk]),
+                      {"group": str(made_by(marked, "by hand"))})
+    job = import_run_last()
+    assert (job.status, job.dataset_id) == ("failed", None)
+    assert job.reason == (f"Undoing this merge gives back dataset 'Review' (id {collection.pk}) "
+                          "exactly: work on that one. Nothing was saved.")
+    assert Dataset.objects.count() == 2
+    assert not Activity.objects.filter(verb="duplicates_unmerged").exists()
