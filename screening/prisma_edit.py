@@ -73,11 +73,12 @@ def prisma_sources_edit(*, user: Any, session: ScreeningSession,
 
 def prisma_form_data(post: Any) -> dict[str, Any]:
     """The page's form as the API's body: one row per source file, every field sent, so an
-    empty name or count puts the file's own back."""
-    rows = zip(post.getlist("file"), post.getlist("name"), post.getlist("identified"),
-               post.getlist("kind"), strict=False)
+    empty name or count puts the file's own back; PrismaSourcesInvalid for rows cut short."""
+    columns = [post.getlist(key) for key in ("file", "name", "identified", "kind")]
+    if len({len(column) for column in columns}) > 1:
+        raise PrismaSourcesInvalid({"sources": "each row needs its file, name, count and kind"})
     return {"sources": [{"file": f, "name": n, "identified": i, "kind": k}
-                        for f, n, i, k in rows],
+                        for f, n, i, k in zip(*columns, strict=True)],
             "removed_before_import": {key: post.get(f"removed_{key}", "") for key in REMOVED}}
 
 

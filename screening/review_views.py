@@ -86,8 +86,8 @@ def prisma_sources(request: HttpRequest, pk: int) -> HttpResponse:
     import; a bad field is said and nothing is kept."""
     session = selectors.session_get(user=request.user, pk=pk)
     try:
-        changes = prisma_edit.prisma_sources_edit(
-            user=request.user, session=session, data=prisma_edit.prisma_form_data(request.POST))
+        data = prisma_edit.prisma_form_data(request.POST)
+        changes = prisma_edit.prisma_sources_edit(user=request.user, session=session, data=data)
     except prisma_edit.PrismaSourcesInvalid as exc:
         for field, why in exc.errors.items():
             messages.error(request, f"{field}: {why}")

@@ -16,7 +16,8 @@ from tests.screening_review_support import client_of
 from tests.screening_state_support import api_of
 from tests.screening_support import team  # noqa: F401
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db,
+              pytest.mark.pg("a locked session row and its JSON column, kept or left whole")]
 GOOD = {"file": "embase_search.ris", "name": "Embase"}
 
 
@@ -88,3 +89,10 @@ def test_the_page_form_says_what_is_wrong_and_keeps_nothing(team) -> None:  # no
     session.refresh_from_db()
     assert "prisma" not in session.source_facts
     assert "PubMed" not in html.split('id="prisma-diagram"')[1].split("</svg>")[0]
+    cut = client_of(team.maintainer).post(
+        reverse("screening:prisma_sources", args=[session.pk]),
+        {"file": ["pubmed_search.nbib", "embase_search.ris"], "name": ["PubMed"],
+         "identified": ["9", ""], "kind": ["database"] * 2}, follow=True)
+    assert "each row needs its file, name, count and kind" in cut.content.decode()
+    session.refresh_from_db()
+    assert "prisma" not in session.source_facts
