@@ -23,6 +23,7 @@ from .collection import COUNTS_KEY, DECISIONS
 from .collection_jobs import collection_job_create, near_matches_job_create
 from .collection_merge import KEPT_GROUPS
 from .forms import DatasetUploadForm
+from .merged_groups import MAX_KEPT
 from .models import ImportJob
 from .near_review import (
     merged_groups_shown,
@@ -95,7 +96,7 @@ def dataset_near_matches(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "datasets/near_matches.html", {
         "dataset": dataset, "may": policy.actions_on(user=request.user, obj=dataset),
         "page": page, "pairs": near_pairs_shown(dataset=dataset, pairs=list(page.object_list)),
-        "merges": merges, "kept_automatic": KEPT_GROUPS,
+        "merges": merges, "kept_automatic": KEPT_GROUPS, "kept_most": MAX_KEPT,
         "total": len(pairs), "found": counts.get("near_matches_found", len(pairs)),
         "is_collection": bool(counts), "band": band,
         "bands": near_bands_list(pairs=pairs, articles=dataset.row_count),

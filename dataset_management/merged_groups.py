@@ -1,16 +1,17 @@
 """The articles a person merged (near matches confirmed, duplicates marked by hand), kept in
-the collection's counts so that a merge can be undone in a later version.
+the collection's counts so that a merge can be undone in a later version (at most MAX_KEPT
+entries; collection_merge keeps the first of the rules' merges in the same form).
 
 Each entry under counts["merged_groups"] (GROUPS_KEY) names the merged row ("row", 0-based in
 the version whose report holds it), every record it was made from as it was written before
 the merge ("records", collection.row_record's lines, in row order: undoing the merge writes
-them back as they were), how it was merged ("by": "confirmed" or "by hand") and, for a near
-match, its fingerprints ("keys": a pair made apart again is not listed again). A group that
-takes in a row merged earlier keeps that row's entry under "nested" (by member index), so
-undoing the later merge brings the earlier one back as it stood. Automatic merges (the same
-PMID, DOI or text, collection_merge) keep no records: those cannot be undone here, nor can
-merges made before these entries were kept. Adding files to a collection re-reads its rows
-as one source, so the new version keeps no entries either.
+them back as they were), how it was merged ("by": "confirmed", "by hand", or the name of the
+dedup rule that merged it) and, for a near match, its fingerprints ("keys": a pair made apart
+again is not listed again). A group that takes in a row merged earlier keeps that row's entry
+under "nested" (by member index), so undoing the later merge brings the earlier one back as
+it stood. Merges made before these entries were kept cannot be undone. Adding files to a
+collection merges its rows anew as one source: the new version keeps only that merge's
+entries (collection_merge.KEPT_GROUPS), and its rules may merge un-merged records again.
 
 Per-file counts follow collection_counts' rule: of a group, the record whose first source file
 comes first in upload order (the earlier row of equals) is the file's article, every other a
@@ -22,6 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 GROUPS_KEY = "merged_groups"
+# The report is read with its dataset: beyond this many entries a new merge keeps no records
+# (a band of thousands merged at once), and cannot be undone.
+MAX_KEPT = 1000
 SOURCES_KEY = "source_files"  # collection_merge.SOURCES_KEY
 
 
@@ -35,6 +39,9 @@ def groups_after_merge(counts: dict[str, Any], *, groups: list[dict[str, Any]],
     kept = [{**entry, "row": position[row]} for row, entry in old.items()
             if row not in taken and row in position]
     for group in groups:
+        files_moved(counts, records=group["records"], by=1)
+        if len(kept) >= MAX_KEPT:
+            continue
         nested = {str(i): _unplaced(old[row]) for i, row in enumerate(group["rows"])
                   if row in old}
         entry = {"row": position[group["rows"][0]], "records": group["records"],
@@ -42,7 +49,6 @@ def groups_after_merge(counts: dict[str, Any], *, groups: list[dict[str, Any]],
         if group.get("keys"):
             entry["keys"] = group["keys"]
         kept.append(entry)
-        files_moved(counts, records=group["records"], by=1)
     counts[GROUPS_KEY] = sorted(kept, key=lambda entry: entry["row"])
 
 
