@@ -12,6 +12,7 @@ urlpatterns = [
     path("models/ensemble/", models.ensemble_create, name="ensemble_create"),
     path("models/<int:pk>/", models.model_detail, name="model_detail"),
     path("models/<int:pk>/download/", models.model_download, name="model_download"),
+    path("models/<int:pk>/export/", models.model_export, name="model_export"),
     path("models/<int:pk>/evaluate/", evaluation.model_evaluate, name="model_evaluate"),
     # Evaluation ids are UUIDs written as 32 hex characters, like batches'.
     re_path(r"^evaluations/(?P<job_id>[0-9a-f]{32})/$", evaluation.evaluation_detail,

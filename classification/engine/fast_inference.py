@@ -193,6 +193,13 @@ def _export_fp32(model: Any, tokenizer: Any, fp32: Path) -> list[str]:
     return names
 
 
+def export_fp32_onnx(*, model: Any, tokenizer: Any, target: Path) -> list[str]:
+    """The model as the fp32 ONNX graph the int8 recipes start from (a model export uses it as
+    it stands), written to target; its input names. The model is moved to the CPU."""
+    with _quiet():
+        return _export_fp32(model, tokenizer, target)
+
+
 def _padded_batches(tokenizer: Any, texts: list[str], max_length: int,
                     names: list[str]) -> list[dict[str, np.ndarray]]:
     encoded, batches = length_sorted_batches(tokenizer, texts, max_length)

@@ -16,6 +16,7 @@ from classification.forms import PRESETS, FileUploadForm, SearchForm, TrainingJo
 from classification.jobs.adapt_encoders import adapted_encoder_choices
 from classification.jobs.ensembles import ensemble_create as ensemble_create_service
 from classification.jobs.searches import search_create
+from classification.mlmodels.export import ExportRefused, mlmodel_export_stream
 from classification.mlmodels.searches import search_candidates_available
 from classification.models import MLModel, TrainingJob
 from classification.quality import quality_warnings
@@ -214,6 +215,21 @@ def model_download(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     response = StreamingHttpResponse(zip_directory_stream(folder, prefix=name),
                                      content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{name}.zip"'
+    return response
+
+
+@login_required
+def model_export(request: HttpRequest, pk: int) -> HttpResponse:
+    """The model as a folder that loads without MedLitBot (export.py); a refusal is said on
+    the model page."""
+    model = model_get(request, pk, policy.Action.DOWNLOAD)
+    try:
+        filename, stream = mlmodel_export_stream(ml_model=model)
+    except ExportRefused as exc:
+        messages.error(request, str(exc))
+        return redirect("classification:model_detail", pk=model.pk)
+    response = StreamingHttpResponse(stream, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
