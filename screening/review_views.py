@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from projects import policy
 from projects.context import page_project_show
 from screening import (
+    conflict_desk,
     export,
     prisma_diagram,
     prisma_edit,
@@ -25,34 +26,71 @@ from screening import (
     services,
     visibility,
 )
+from screening.errors import ScreeningConflict
 from screening.models import ScreeningSession, Stage
 
 
 @login_required
 def conflicts_page(request: HttpRequest, pk: int) -> HttpResponse:
     """One open conflict at a time (the first, or `?skip=N` past it), resolved with y / n like
-    a record is screened; after each resolution the next one comes."""
+    a record is screened; after each resolution the next one comes. `?record=&label=` holds
+    one record's title/abstract label in view instead, conflict or not. A refused resolution
+    (409) comes back on the same card saying why, with what trying again takes."""
     session = selectors.session_get(user=request.user, pk=pk)
     page_project_show(request=request, project_id=session.project_id)
     if request.method == "POST":
+        return _conflict_resolve(request, session)
+    if request.GET.get("record"):
         try:
             record = selectors.record_get(user=request.user, session=session,
-                                          pk=int(request.POST.get("record", 0)))
-            resolving.conflict_resolve_at(user=request.user, record=record,
-                                stage=request.POST.get("stage", Stage.TITLE_ABSTRACT),
-                                label=request.POST.get("label", ""),
-                                value=request.POST.get("value", ""),
-                                reason=request.POST.get("reason", ""),
-                                note=request.POST.get("note", "")[:2000])
-        except ValueError as exc:  # ScreeningError is a ValueError; a bad record id too
+                                          pk=_skip({"skip": request.GET["record"]}))
+            held = conflict_desk.conflict_of_record(user=request.user, session=session,
+                                                    record=record,
+                                                    label=request.GET.get("label", ""))
+        except ValueError as exc:
             messages.error(request, str(exc))
-        return redirect(f"{request.path}?skip={_skip(request.POST)}")
+            return redirect(request.path)
+        return _conflicts_render(request, session, conflict=held, at=1, total=1, held=True)
     conflicts = visibility.conflicts_for(user=request.user, session=session)
     skip = min(_skip(request.GET), max(len(conflicts) - 1, 0))
+    return _conflicts_render(request, session, conflict=conflicts[skip] if conflicts else None,
+                             at=skip + 1, total=len(conflicts))
+
+
+def _conflict_resolve(request: HttpRequest, session: ScreeningSession) -> HttpResponse:
+    post = request.POST
+    try:
+        record = selectors.record_get(user=request.user, session=session,
+                                      pk=int(post.get("record", 0)))
+        resolving.conflict_resolve_at(
+            user=request.user, record=record, stage=post.get("stage", Stage.TITLE_ABSTRACT),
+            label=post.get("label", ""), value=post.get("value", ""),
+            reason=post.get("reason", ""), note=post.get("note", "")[:2000],
+            replaces=post.get("replaces", ""),
+            confirm_discard_fulltext=post.get("confirm_discard_fulltext") == "true",
+            discard_reason=post.get("discard_reason", ""))
+    except ScreeningConflict as exc:
+        # Nothing was written: the card comes back as sent, the note and choice kept.
+        held = (conflict_desk.conflict_of_record(user=request.user, session=session,
+                                                 record=record, label=post.get("label", ""))
+                if post.get("stage", Stage.TITLE_ABSTRACT) == Stage.TITLE_ABSTRACT else None)
+        if held is not None:
+            return _conflicts_render(request, session, conflict=held, at=1, total=1,
+                                     held=True, refusal=str(exc), sent=post, status=409)
+        messages.error(request, str(exc))
+    except ValueError as exc:  # ScreeningError is a ValueError; a bad record id too
+        messages.error(request, str(exc))
+    return redirect(f"{request.path}?skip={_skip(post)}")
+
+
+def _conflicts_render(request: HttpRequest, session: ScreeningSession, *, conflict: Any,
+                      at: int, total: int, held: bool = False, refusal: str = "",
+                      sent: Any = None, status: int = 200) -> HttpResponse:
     return render(request, "screening/conflicts.html", {
-        "session": session, "conflict": conflicts[skip] if conflicts else None,
-        "at": skip + 1, "total": len(conflicts), "next_skip": skip + 1, "section": "screening",
-        "can": policy.actions_on(user=request.user, obj=session)})
+        "session": session, "conflict": conflict, "at": at, "total": total,
+        "next_skip": at, "section": "screening", "held": held, "refusal": refusal,
+        "sent": sent or {},
+        "can": policy.actions_on(user=request.user, obj=session)}, status=status)
 
 
 def _skip(data: object) -> int:
