@@ -33,10 +33,12 @@ from typing import Any
 import numpy as np
 
 from screening import ranker as rankers
-from screening import stopping, stopping_cs, stopping_rules
+from screening import stopping, stopping_cs, stopping_cs_beside, stopping_cs_zero, stopping_rules
 
 QBCB_TARGET_FRACTION = 0.2  # of the collection; at 10% relevant, about 59 target positives
 EXPLORE = {"svm-explore": 0.05}
+# one switch and one random stream; two priors, and ranked reading beside the sample
+CONFSEQ_RULES = {"confseq", "confseq_zero", "confseq_beside"}
 
 
 def _features_kind(ranker: str) -> str:
@@ -151,18 +153,21 @@ def _confseq_switch(order: list[int], truth: np.ndarray, *, recall_target: float
 
 
 def _confseq(review: dict[str, Any], truth: np.ndarray, rng: np.random.Generator, *,
-             recall_target: float, confidence: float) -> tuple[dict[str, Any], list[int]]:
+             recall_target: float, confidence: float, rule: str = "confseq"
+             ) -> tuple[dict[str, Any], list[int]]:
     """The confidence-sequence rule (screening.stopping_cs) with the same random stream as
     `_callaghan`, its own switch (stopping_cs.switch_index) and its prior from the ranked
-    phase's recent yield."""
+    phase's recent yield; ``confseq_zero`` adds the prior's mass on none left
+    (screening.stopping_cs_zero)."""
     switch = _confseq_switch(review["order"], truth, recall_target=recall_target)
     read = list(review["order"][:switch if switch is not None else len(review["order"])])
     ranked = len(read)
     rest = np.setdiff1d(np.arange(len(truth)), np.asarray(read, dtype=int))
     order = rng.permutation(rest)
     prior_a, prior_b = stopping_cs.prior_from_ranked(recent=[int(t) for t in truth[read]])
-    bound = stopping_cs.PoolBound(pool=len(order), r_al=int(truth[read].sum()),
-                                  alpha=1 - confidence, prior_a=prior_a, prior_b=prior_b)
+    kind = stopping_cs_zero.ZeroPoolBound if rule == "confseq_zero" else stopping_cs.PoolBound
+    bound = kind(pool=len(order), r_al=int(truth[read].sum()), alpha=1 - confidence,
+                 prior_a=prior_a, prior_b=prior_b)
     for index in order:
         if bound.can_stop(recall_target=recall_target):
             break
@@ -172,6 +177,43 @@ def _confseq(review: dict[str, Any], truth: np.ndarray, rng: np.random.Generator
              "claimable_recall": round(bound.claimable_recall(), 4),
              "stopped": bound.can_stop(recall_target=recall_target)},
             _completed(read, review["switch_scores"], len(truth)))
+
+
+def _confseq_beside(review: dict[str, Any], truth: np.ndarray, rng: np.random.Generator, *,
+                    recall_target: float, confidence: float) -> tuple[dict[str, Any], list[int]]:
+    """``confseq_beside``: `_confseq`'s switch, prior and random stream, and beside each draw
+    one record in ranked order (the ranked review's own order on, then its last ranking)
+    until stopping_cs_beside.BESIDE_RUN irrelevant ones in a row."""
+    total = len(truth)
+    switch = _confseq_switch(review["order"], truth, recall_target=recall_target)
+    read = list(review["order"][:switch if switch is not None else len(review["order"])])
+    ranked = len(read)
+    sample = rng.permutation(np.setdiff1d(np.arange(total), np.asarray(read, dtype=int)))
+    prior_a, prior_b = stopping_cs.prior_from_ranked(recent=[int(t) for t in truth[read]])
+    beside = stopping_cs_beside.BesideBound(bound=stopping_cs.PoolBound(
+        pool=len(sample), r_al=int(truth[read].sum()), alpha=1 - confidence, prior_a=prior_a,
+        prior_b=prior_b))
+    queue = iter(_completed(review["order"], review["last_scores"], total)[ranked:])
+    run, beside_reads = 0, 0
+    for index in sample:
+        if beside.can_stop(recall_target=recall_target):
+            break
+        while run < stopping_cs_beside.BESIDE_RUN:
+            pick = next(queue, None)
+            if pick is None:
+                run = stopping_cs_beside.BESIDE_RUN
+            elif beside.ranked_read(record=int(pick), relevant=bool(truth[pick])):
+                read.append(int(pick))
+                beside_reads += 1
+                run = 0 if truth[pick] else run + 1
+                break
+        if beside.draw(record=int(index), relevant=bool(truth[index])):
+            read.append(int(index))
+    return ({"ranked_phase": ranked, "sampled": len(read) - ranked, "beside": beside_reads,
+             "drawn": beside.bound.sampled, "left_upper": beside.left_upper,
+             "claimable_recall": round(beside.claimable_recall(), 4),
+             "stopped": beside.can_stop(recall_target=recall_target)},
+            _completed(read, review["switch_scores"], total))
 
 
 def target_set_draw(truth: np.ndarray, rng: np.random.Generator, *, rule: str,
@@ -232,7 +274,7 @@ def simulate_seed(*, features: Any, truth: np.ndarray, seed: int, rules: list[st
     def done(order: list[int]) -> bool:
         if int(truth[order].sum()) < wanted:
             return False  # the ranker's own WSS@95 needs the order to 95% recall
-        if "confseq" in rules and _confseq_switch(order, truth,
+        if CONFSEQ_RULES & set(rules) and _confseq_switch(order, truth,
                                                   recall_target=recall_target) is None:
             return False  # its switch is read off the ranked order, which must reach it
         reached = set(order)
@@ -245,9 +287,14 @@ def simulate_seed(*, features: Any, truth: np.ndarray, seed: int, rules: list[st
                         truth=truth)
     results = {}
     for rule in rules:
-        if rule == "confseq":
+        if rule == "confseq_beside":
+            figures, order = _confseq_beside(review, truth, np.random.default_rng([seed, 1]),
+                                             recall_target=recall_target,
+                                             confidence=confidence)
+        elif rule in CONFSEQ_RULES:
             figures, order = _confseq(review, truth, np.random.default_rng([seed, 1]),
-                                      recall_target=recall_target, confidence=confidence)
+                                      recall_target=recall_target, confidence=confidence,
+                                      rule=rule)
         elif not stopping_rules.RULES[rule].needs_target_set:
             figures, order = _callaghan(review, truth, np.random.default_rng([seed, 1]),
                                         recall_target=recall_target, confidence=confidence,

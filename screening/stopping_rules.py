@@ -31,6 +31,9 @@ from dataclasses import dataclass
 from screening.stopping import TEST_NAME as CALLAGHAN_TEST
 from screening.stopping_cs import ASSUMPTIONS as CONFSEQ_ASSUMPTIONS
 from screening.stopping_cs import TEST_NAME as CONFSEQ_TEST
+from screening.stopping_cs_beside import ASSUMPTIONS as CONFSEQ_BESIDE_ASSUMPTIONS
+from screening.stopping_cs_beside import TEST_NAME as CONFSEQ_BESIDE_TEST
+from screening.stopping_cs_zero import TEST_NAME as CONFSEQ_ZERO_TEST
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,14 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
     Rule("confseq", "Random sample after the ranked phase, a confidence sequence for the "
          "relevant records left", CONFSEQ_TEST + " (screening.stopping_cs)",
          CONFSEQ_ASSUMPTIONS, False),
+    # Simulated only (no session can pick it yet): confseq's sample, switch and stop, with a
+    # prior that also puts half its mass on no relevant record left.
+    Rule("confseq_zero", "Random sample after the ranked phase, a confidence sequence whose "
+         "prior allows that none is left", CONFSEQ_ZERO_TEST, CONFSEQ_ASSUMPTIONS, False),
+    # Simulated only: confseq's sample, with ranked reading beside it counted as found.
+    Rule("confseq_beside", "Random sample after the ranked phase with ranked reading beside "
+         "it, a confidence sequence for the relevant records left", CONFSEQ_BESIDE_TEST,
+         CONFSEQ_BESIDE_ASSUMPTIONS, False),
     Rule("qbcb", "Quantile binomial coverage bound with a target set drawn first",
          "Lewis, Yang & Frieder (2021), Certifying one-phase technology-assisted reviews, "
          "CIKM '21, doi:10.1145/3459637.3482415",
