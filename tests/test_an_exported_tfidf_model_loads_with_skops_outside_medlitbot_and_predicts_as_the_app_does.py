@@ -88,3 +88,19 @@ def test_the_model_card_names_labels_split_sizes_and_metrics_with_intervals(
     assert low <= micro <= high
     assert "not a clinical decision tool" in card
     assert "Intended use and limits" in card
+
+
+def test_without_its_dataset_the_card_says_intervals_are_unavailable_and_why(
+        transactional_db: None, api: APIClient, import_file: Callable[..., Any], user: Any,
+        settings: Any, tmp_path: Path) -> None:
+    from dataset_management.services import dataset_delete
+
+    settings.MODEL_ARTIFACT_ROOT = tmp_path / "artifacts"
+    model = model_trained(import_file=import_file, user=user)
+    dataset_delete(dataset=model.dataset, user=user)
+    folder = export_download(client=api, model_id=model.pk, target=tmp_path / "unzipped")
+    card = (folder / "README.md").read_text()
+    assert ("Intervals unavailable: the dataset it was trained on was deleted, so its test rows "
+            "cannot be scored again.") in card
+    assert f"| micro_f1 | {model.metrics['micro_f1']:.4f} |" in card
+    assert "The dataset it was trained on has since been deleted." in card
