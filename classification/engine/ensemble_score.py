@@ -136,13 +136,19 @@ def out_of_fold_ensemble(*, probs: list[np.ndarray], truth: np.ndarray, multi_la
     return pred
 
 
+def bootstrap_counts(rows: int, *, rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0) -> np.ndarray:
+    """rounds x rows: how often each row is drawn in each bootstrap resample (rows drawn with
+    replacement, as many as there are). Scoring `counts @ per_row` scores every resample at once,
+    and two models scored with the same counts are paired."""
+    return np.random.default_rng(seed).multinomial(rows, np.full(rows, 1 / rows), size=rounds)
+
+
 def paired_error(truth: np.ndarray, first: np.ndarray, second: np.ndarray, *,
                  rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0) -> float:
     """Standard error of macro-F1(first) - macro-F1(second), both indicator predictions of the
     same rows: the spread of that difference over bootstrap resamples of the rows. Paired, so
     the rows both sides get right or wrong alike add no noise to it."""
-    rows = len(truth)
-    counts = np.random.default_rng(seed).multinomial(rows, np.full(rows, 1 / rows), size=rounds)
+    counts = bootstrap_counts(len(truth), rounds=rounds, seed=seed)
 
     def scores(pred: np.ndarray) -> np.ndarray:  # macro-F1 of every resample at once
         return macro_f1_of_counts(tp=counts @ (pred * truth), predicted=counts @ pred,

@@ -20,6 +20,7 @@ from classification.mlmodels.export import ExportRefused, mlmodel_export_stream
 from classification.mlmodels.searches import search_candidates_available
 from classification.models import MLModel, TrainingJob
 from classification.quality import quality_warnings
+from classification.views import compare
 from classification.views.presenters import (
     adapted_encoder_cards,
     job_settings,
@@ -235,7 +236,10 @@ def model_export(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def model_compare(request: HttpRequest) -> HttpResponse:
-    ids = [int(i) for i in request.GET.getlist("ids") if i.isdigit()][:8]
+    """GET: the models' stored test metrics, and each metric with an interval on rows they
+    were all scored on (views/compare.py); POST: evaluate them all on an uploaded file."""
+    ids = [int(i) for i in (request.POST if request.method == "POST" else request.GET)
+           .getlist("ids") if i.isdigit()][:8]
     # The models asked for may be in any of the person's projects; the choices are the
     # current project's.
     models = list(selectors.mlmodel_list(user=request.user).filter(pk__in=ids)
@@ -273,6 +277,8 @@ def model_compare(request: HttpRequest) -> HttpResponse:
             for m in models
         ],
     }
+    if request.method == "POST":
+        return compare.compare_evaluate(request, models=models)
     combinable = [m for m in models if m.is_trained and m.model_type != "ensemble"]
     extra = {"may": policy.actions_on(user=request.user, obj=combinable[0])} if combinable else {}
     return render(request, "classification/model_compare.html", {
@@ -285,6 +291,7 @@ def model_compare(request: HttpRequest) -> HttpResponse:
         "rows_measured": [test_rows_measured(m) for m in models],
         "mixed_datasets": len({m.dataset_id for m in models}) > 1,
         "combinable": combinable,
+        **compare.comparison_context(request, models=models),
     })
 
 

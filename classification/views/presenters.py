@@ -296,3 +296,37 @@ def adapted_encoder_cards(encoders: Any) -> list[dict[str, Any]]:
                   if before is not None and after is not None else "")
         cards.append({"value": f"adapted:{encoder.pk}", "name": encoder.name, "change": change})
     return cards
+
+
+def interval_text(value: float, low: float, high: float) -> str:
+    """"0.812 (0.781–0.840)": a score and its interval, as the page and its tests read them."""
+    return f"{value:.3f} ({low:.3f}–{high:.3f})"
+
+
+def p_value_text(p: float) -> str:
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def comparison_display(figures: dict[str, Any]) -> dict[str, Any]:
+    """mlmodels.comparison figures as the Compare page's tables: each metric per model as
+    interval_text (the best model's cells marked), and each paired difference from the best in
+    words, saying plainly when its interval includes 0."""
+    best = figures["best"]["id"]
+    rows = [
+        {"label": metric["label"], "headline": not metric["key"].startswith("f1:"),
+         "cells": [{"text": interval_text(**m["metrics"][metric["key"]]),
+                    "best": m["id"] == best} for m in figures["models"]]}
+        for metric in figures["metrics"]
+    ]
+    mcnemar = {row["id"]: row for row in figures["mcnemar"]}
+    differences = [
+        {**d, "text": interval_text(d["difference"], d["low"], d["high"]),
+         "p_text": p_value_text(d["p_value"]),
+         "verdict": (f"{figures['best']['name']} is better on these rows"
+                     if d["distinguishable"] else "not distinguishable on these rows"),
+         "mcnemar": mcnemar.get(d["id"]) if d["metric"] == figures["metrics"][0]["key"] else None}
+        for d in figures["differences"]
+    ]
+    for row in mcnemar.values():
+        row["p_text"] = p_value_text(row["p_value"])
+    return {**figures, "table": rows, "paired": differences}

@@ -1,6 +1,11 @@
-// Compare: the headline metrics and F1 per label, one colour per model.
+// Compare: the headline metrics and F1 per label, one colour per model; a page waiting for
+// evaluations reloads itself.
 (function (MLB) {
   "use strict";
+  // Evaluations on an uploaded file still running: look again until they have all finished.
+  if (document.getElementById("evaluations-pending")) {
+    window.setTimeout(function () { window.location.reload(); }, 5000);
+  }
   var d = MLB.readJSON("compare-data");
   if (!d) return;
   var metricNames = Object.keys(d.headline);
