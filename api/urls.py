@@ -14,6 +14,7 @@ from api import (
     views,
 )
 from api.auth import TokenObtainApi
+from api.compare import ModelCompareApi
 from api.index import ApiIndex
 from api.token_api import TokenDetailApi, TokenListCreateApi
 from literature import api as literature_api
@@ -35,6 +36,7 @@ urlpatterns = [
          name="dataset_import_cancel"),
     path("models/", views.ModelListCreateApi.as_view(), name="model_list"),
     path("models/ensemble/", ensembles.EnsembleCreateApi.as_view(), name="model_ensemble"),
+    path("models/compare/", ModelCompareApi.as_view(), name="model_compare"),
     path("models/<int:pk>/", views.ModelDetailApi.as_view(), name="model_detail"),
     path("models/<int:pk>/metrics/", views.ModelMetricsApi.as_view(), name="model_metrics"),
     path("models/<int:pk>/predict/", views.ModelPredictApi.as_view(), name="model_predict"),
