@@ -3,9 +3,11 @@
 Deliberately cheap: the web process must not import torch just to draw a form, so the device
 comes from the last plan a training job recorded on this machine, or from the core count.
 
-One formula (`training_estimate_seconds`) serves the page (static/js/model_new.js mirrors it
-line for line, fed by `estimator_data`), the learning from finished jobs (`observed_rates`
-runs it backwards) and scripts/benchmark_estimates.py, which reports estimate against actual.
+The formula is engine/time_estimate.py's, the one the search estimates its trials with; this
+module supplies what only the database knows: the rates this install's finished jobs ran at
+(`observed_rates` solves the formula backwards), the page's datasets and adapted encoders.
+static/js/model_new.js mirrors the formula line for line, fed by `estimator_data`, and
+scripts/benchmark_estimates.py reports estimate against actual.
 """
 
 from __future__ import annotations
@@ -18,29 +20,19 @@ from django.db.models import FloatField, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
-from classification.engine import model_size
+from classification.engine import model_size, time_estimate
 from classification.engine.model_size import MINILM_L6
-from classification.engine.registry import REGISTRY
+from classification.engine.registry import REGISTRY, ModelSpec
+from classification.engine.time_estimate import (
+    EVAL_COST,
+    FALLBACK_P95_WORDS,
+    GPU_SPEEDUP,
+    SPECIAL_TOKENS,
+    TOKENS_PER_WORD,
+)
 from classification.jobs.adapt_encoders import ADAPTED
 from classification.models import MLModel, TrainingJob
 from dataset_management.models import Dataset
-
-GPU_SPEEDUP = {"cuda": 25.0, "mps": 4.0, "cpu": 1.0}
-# Subword tokens per word of biomedical English with a general vocabulary (MiniLM, BERT),
-# plus [CLS]/[SEP]; measured on the demo data: 1.45 tokens per word.
-TOKENS_PER_WORD = 1.45
-SPECIAL_TOKENS = 2
-# A forward pass (validation, test) costs about a third of a training step (forward+backward).
-EVAL_COST = 1 / 3
-FALLBACK_P95_WORDS = 300.0
-
-
-def effective_length(*, max_length: int, p95_words: float | None) -> float:
-    """Tokens a training row costs: batches pad to their longest row, and the engine cuts
-    max_length to the data's 95th percentile (TransformerClassifier._choose_max_length)."""
-    words = p95_words if p95_words and p95_words > 0 else FALLBACK_P95_WORDS
-    tokens = words * TOKENS_PER_WORD + SPECIAL_TOKENS
-    return float(max(32, min(max_length, tokens)))
 
 
 def with_p95_words(datasets: QuerySet[Dataset]) -> QuerySet[Dataset]:
@@ -54,16 +46,10 @@ def training_estimate_seconds(
     p95_words: float | None, rate: float, threads: int, device: str,
 ) -> float:
     """Seconds from the job starting to the model saved, at `rate` samples/s/thread (256 tok)."""
-    spec = REGISTRY[model_type]
-    scale = max(1, threads) ** 0.8 * GPU_SPEEDUP.get(device, 1.0) * max(rate, 1e-6)
     train, val, test = (int(sizes.get(k) or 0) for k in ("train", "validation", "test"))
-    if spec.speed.single_pass:
-        # One pass to fit on train, then validation and test are featurised/encoded once.
-        work = train + val + test
-    else:
-        length = effective_length(max_length=max_length, p95_words=p95_words) / 256
-        work = length * (train * max(1, epochs) + EVAL_COST * (val * max(1, epochs) + test))
-    return spec.speed.overhead_seconds + work / scale
+    return time_estimate.estimate_seconds(
+        spec=REGISTRY[model_type], train=train, validation=val, test=test, epochs=epochs,
+        max_length=max_length, p95_words=p95_words, rate=rate, threads=threads, device=device)
 
 
 def device_plan_summary() -> dict[str, Any]:
@@ -90,17 +76,17 @@ def device_plan_summary() -> dict[str, Any]:
 
 
 def observed_rates(*, plan: dict[str, Any], limit: int = 30) -> dict[str, float]:
-    """Per-thread samples/s at 256 tokens, measured from this machine's finished trainings.
-
-    training_estimate_seconds solved for the rate, using the newest finished job of each type;
-    runs whose duration is mostly the fixed overhead are skipped, as they say little of speed.
-    """
+    """Per-thread samples/s at 256 tokens (at the reference encoder size), measured from this
+    install's finished trainings: the newest finished job of each type, its duration solved
+    for the rate on the threads and device it recorded (`plan`'s for a job that recorded
+    none). Runs whose duration is mostly the fixed overhead are skipped."""
     rows = list(
         TrainingJob.objects.filter(status=TrainingJob.Status.COMPLETED,
                                    started_at__isnull=False, finished_at__isnull=False)
         .order_by("-finished_at")
         .values_list("ml_model__model_type", "ml_model__dataset__split_sizes", "config",
-                     "current_epoch", "started_at", "finished_at", "ml_model__dataset_id")[:limit]
+                     "current_epoch", "started_at", "finished_at", "device_plan",
+                     "ml_model__dataset_id")[:limit]
     )
     # A key path inside a related row's JSON is not portable (PostgreSQL reads it as a path into
     # the foreign key), so each dataset's length figure is read from its own row.
@@ -108,33 +94,40 @@ def observed_rates(*, plan: dict[str, Any], limit: int = 30) -> dict[str, float]
         with_p95_words(Dataset.objects.filter(pk__in={row[-1] for row in rows}))
         .values_list("pk", "p95_words")
     )
-    threads = max(1, int(plan.get("threads") or 1))
-    device = str(plan.get("device", "cpu"))
     ratios = _encoder_ratios(rows)
     found: dict[str, float] = {}
-    for model_type, sizes, config, epochs, started, finished, dataset_id in rows:
-        p95_words = p95_by_dataset.get(dataset_id)
+    for model_type, sizes, config, epochs, started, finished, ran_on, dataset_id in rows:
         spec = REGISTRY.get(model_type)
         if spec is None or model_type in found or not sizes or not sizes.get("train"):
             continue
-        # An adapted job ran at its encoder's size: its rate is learned as the rate of the
-        # encoder the type's figure is for, so a tiny encoder's job does not make a BERT-base
-        # one look fast (adapted_figures scales it back for each encoder).
-        ratio = ratios.get(int((config or {}).get("encoder_model_id") or 0), 1.0) \
-            if model_type == ADAPTED else 1.0
-        overhead = spec.speed.overhead_seconds * model_size.overhead_share(ratio)
-        seconds = (finished - started).total_seconds() - overhead
-        if seconds < overhead / 2 or seconds <= 0:
-            continue
-        # Epochs actually run (early stopping may end sooner than the setting).
-        ran = max(1, round(float(epochs or (config or {}).get("epochs") or 1)))
-        at_rate_one = training_estimate_seconds(
-            model_type=model_type, sizes=sizes, epochs=ran,
-            max_length=int((config or {}).get("max_length") or 256), p95_words=p95_words,
-            rate=1.0, threads=threads, device=device,
-        ) - spec.speed.overhead_seconds
-        found[model_type] = at_rate_one * ratio / seconds
+        config, ran_on = config or {}, ran_on or plan
+        # An adapted or custom job ran at its encoder's size: its rate is learned as the rate
+        # of the encoder the type's figure is for, so a tiny encoder's job does not make a
+        # BERT-base one look fast (adapted_figures and the search scale it back).
+        ratio = ratios.get(int(config.get("encoder_model_id") or 0), 1.0) \
+            if model_type == ADAPTED else _folder_ratio(spec=spec, config=config)
+        rate = time_estimate.rate_from_run(
+            spec=spec, seconds=(finished - started).total_seconds(),
+            train=int(sizes.get("train") or 0), validation=int(sizes.get("validation") or 0),
+            test=int(sizes.get("test") or 0),
+            # Epochs actually run (early stopping may end sooner than the setting).
+            epochs=max(1, round(float(epochs or config.get("epochs") or 1))),
+            max_length=int(config.get("max_length") or 256),
+            p95_words=p95_by_dataset.get(dataset_id),
+            threads=max(1, int(ran_on.get("threads") or 1)),
+            device=str(ran_on.get("device", "cpu")), work_ratio=ratio)
+        if rate is not None:
+            found[model_type] = rate
     return found
+
+
+def _folder_ratio(*, spec: ModelSpec, config: dict[str, Any]) -> float:
+    """A custom job's folder's size over its figure's reference (1.0 for other kinds, or a
+    folder no longer readable)."""
+    if spec.weights != "model_path" or spec.speed.measured_on is None:
+        return 1.0
+    return model_size.work_ratio(model_path=config.get("model_path"),
+                                 reference=spec.speed.measured_on)
 
 
 def _encoder_ratios(rows: list[tuple[Any, ...]]) -> dict[int, float]:

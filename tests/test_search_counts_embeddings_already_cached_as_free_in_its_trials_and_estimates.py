@@ -74,5 +74,6 @@ def test_an_embedding_trials_estimate_is_its_head_plus_the_texts_left_to_embed(
              "embed_seconds_per_text": 0.03}
     estimate = search_estimates.trial_seconds(
         spec=spec, settings=defaults(spec), trials=[measured_trial(100.0, 90.0)],
-        device_plan=None, rows=300, cache=cache, texts=texts)
+        device_plan=None, rows=search_estimates.TrialRows(train=300, validation=0), cache=cache,
+        texts=texts)
     assert estimate == pytest.approx(expected)

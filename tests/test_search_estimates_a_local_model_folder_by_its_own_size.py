@@ -54,7 +54,8 @@ def test_a_tiny_adapted_encoder_fits_a_three_minute_search_on_a_machine_five_tim
     def estimate(folder: str) -> float:
         ratio = model_size.work_ratio(model_path=folder, reference=spec.speed.measured_on)
         return search_estimates.trial_seconds(
-            spec=spec, settings=defaults(spec), trials=[], device_plan=plan, rows=178,
+            spec=spec, settings=defaults(spec), trials=[], device_plan=plan,
+            rows=search_estimates.TrialRows(train=178, validation=0),
             slowdown=5.0, work_ratio=ratio)
 
     minilm = folder_with(tmp_path, "minilm", num_hidden_layers=6, hidden_size=384,
@@ -62,7 +63,8 @@ def test_a_tiny_adapted_encoder_fits_a_three_minute_search_on_a_machine_five_tim
     base = folder_with(tmp_path, "base", num_hidden_layers=12, hidden_size=768,
                        intermediate_size=3072)
     unscaled = search_estimates.trial_seconds(
-        spec=spec, settings=defaults(spec), trials=[], device_plan=plan, rows=178,
+        spec=spec, settings=defaults(spec), trials=[], device_plan=plan,
+        rows=search_estimates.TrialRows(train=178, validation=0),
         slowdown=5.0)
     assert estimate(minilm) == pytest.approx(unscaled)
     assert estimate(minilm) > 180  # the figure the CI machine skipped the tiny BERT on

@@ -15,9 +15,10 @@ study, folds and kept models.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from . import model_size, search_estimates, search_scoring, search_space
+from . import model_size, search_estimates, search_scoring, search_space, time_estimate
 from .base import BaseClassifier
 from .registry import REGISTRY, ModelSpec
 
@@ -124,9 +125,18 @@ class LikeWithLike:
         return len(self.folds) if measured[-1].user_attrs.get("rescores") is not None else (
             self._fits(spec))
 
+    @functools.cached_property
+    def _estimate_rows(self) -> search_estimates.TrialRows:
+        """The splits' sizes and length, and the install's measured rates, which the job
+        leaves in its folder (time_estimate.rates_write): the page's estimate's inputs."""
+        return search_estimates.TrialRows(
+            train=len(self.train), validation=len(self.val),
+            p95_words=time_estimate.p95_words_of([*self.train.texts, *self.val.texts]),
+            rates=time_estimate.rates_read(folder=self.config.output_dir))
+
     def _estimate(self, spec: ModelSpec, settings: dict[str, Any] | None = None) -> float:
-        rows, plan = len(self.train) + len(self.val), self.search.device_plan
-        slowdown = search_estimates.slowdown(trials=self._trials(), device_plan=plan,
+        rows, plan = self._estimate_rows, self.search.device_plan
+        slowdown = search_estimates.slowdown(spec=spec, trials=self._trials(), device_plan=plan,
                                              rows=rows, fits_of=self._fits,
                                              work_ratio_of=self._work_ratio)
         seconds = search_estimates.trial_seconds(

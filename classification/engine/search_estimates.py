@@ -1,38 +1,54 @@
 """How long a search's next trial will take, so the schedule only starts what the budget fits.
 
 The candidate's latest measured trial, scaled to the new settings' work, is the best guess;
-before any trial of the kind has finished, the registry's speed figure for this device is.
+before any trial of the kind has finished, the estimate is engine/time_estimate.py's, the one
+the New model page shows for the same training: the kind's rate measured by this install's
+finished jobs (or the registry's figure), on this device's threads.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from . import model_size, search_space
+from . import search_space, time_estimate
 from .registry import ModelSpec
 
-# How much faster than one CPU thread a transformer trial runs on each accelerator.
-GPU_SPEEDUP = {"cuda": 25.0, "mps": 4.0}
+GPU_SPEEDUP = time_estimate.GPU_SPEEDUP
+
+
+@dataclass(frozen=True)
+class TrialRows:
+    """What a search's trials read: the split sizes each fit trains on and scores, the texts'
+    95th-percentile length in words, and the install's measured rates per kind."""
+
+    train: int
+    validation: int
+    p95_words: float | None = None
+    rates: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return self.train + self.validation
 
 
 def trial_seconds(*, spec: ModelSpec, settings: dict[str, Any], trials: list[Any],
-                  device_plan: Any, rows: int, fits: int = 1, slowdown: float = 1.0,
+                  device_plan: Any, rows: TrialRows, fits: int = 1, slowdown: float = 1.0,
                   cache: dict[Any, Any] | None = None, texts: list[str] | None = None,
                   work_ratio: float = 1.0) -> float:
     """Seconds a trial of `spec` at `settings` takes, given the study's `trials` so far, the
-    `rows` (train and validation) each fit reads and scores, and the `fits` a trial makes
-    (cross-validation's folds and the kept model's own fit). Before the kind has a measured
-    trial, the registry's figure times `slowdown` (how much slower than their figures the
-    other kinds ran here: a loaded machine).
+    `rows` each fit reads and scores, and the `fits` a trial makes (cross-validation's folds
+    and the kept model's own fit). Before the kind has a measured trial, prior_seconds times
+    `slowdown` (how much slower than their estimates other kinds of its family ran here).
 
     An embedding kind pays its encoder only for the `texts` the search's shared `cache` does
     not hold yet (an earlier trial's, or the disk cache's): a measured trial's time less what
     it spent embedding, plus the texts left at the measured seconds per text.
 
     `work_ratio`: for a kind that trains the user's own folder, its encoder's work per token
-    over that of the model the registry's figure was measured on (model_size.work_ratio)."""
+    over that of the model the kind's figure was measured on (model_size.work_ratio)."""
     units = search_space.work_units(spec, settings)
     left = (embedding_uncached(cache=cache, texts=texts)
             if spec.kind == "embedding" and cache is not None and texts is not None else None)
@@ -47,9 +63,10 @@ def trial_seconds(*, spec: ModelSpec, settings: dict[str, Any], trials: list[Any
         head = float(last.user_attrs["seconds"]) - float(last.user_attrs.get("embed_seconds", 0))
         per_text = float((cache or {}).get("embed_seconds_per_text", 0.0))
         return max(0.0, head) * units / done + left * per_text
+    if left is not None:  # the encoder reads only the texts not cached yet
+        rows = TrialRows(train=left, validation=0, p95_words=rows.p95_words, rates=rows.rates)
     return slowdown * prior_seconds(spec=spec, settings=settings, device_plan=device_plan,
-                                    rows=rows if left is None else left, fits=fits,
-                                    work_ratio=work_ratio)
+                                    rows=rows, fits=fits, work_ratio=work_ratio)
 
 
 def embedding_uncached(*, cache: dict[Any, Any], texts: list[str]) -> int:
@@ -58,36 +75,45 @@ def embedding_uncached(*, cache: dict[Any, Any], texts: list[str]) -> int:
     return sum(1 for t in dict.fromkeys(texts) if not any(t in h for h in held))
 
 
-def prior_seconds(*, spec: ModelSpec, settings: dict[str, Any], device_plan: Any, rows: int,
-                  fits: int = 1, work_ratio: float = 1.0) -> float:
-    """The registry's speed figure for this device, for a trial nothing has measured yet,
-    scaled by `work_ratio` (its overhead by model_size.overhead_share)."""
-    units = search_space.work_units(spec, settings)
-    threads = max(1, int(getattr(device_plan, "threads", 1) or 1))
-    speed = spec.speed.samples_per_second_per_thread * threads ** 0.8
-    speed *= GPU_SPEEDUP.get(str(getattr(device_plan, "device", "cpu")), 1.0)
-    passes = 1.0 if spec.speed.single_pass else units * 128 / 256 + 1 / 3
-    overhead = spec.speed.overhead_seconds * model_size.overhead_share(work_ratio)
-    return overhead + fits * rows * passes * work_ratio / speed
+def prior_seconds(*, spec: ModelSpec, settings: dict[str, Any], device_plan: Any,
+                  rows: TrialRows, fits: int = 1, work_ratio: float = 1.0) -> float:
+    """time_estimate's seconds for a trial nothing has measured yet: what the New model page
+    estimates for the same training with no test split, times the trial's `fits`, at the
+    kind's measured rate in `rows.rates` (else the registry's). A one-pass kind's settings
+    scale it by their work against its defaults' (longer n-grams)."""
+    units = (search_space.work_units(spec, settings) /
+             search_space.work_units(spec, search_space.defaults(spec))
+             if spec.speed.single_pass else 1.0)
+    seconds = time_estimate.estimate_seconds(
+        spec=spec, train=rows.train, validation=rows.validation, test=0,
+        epochs=int(settings.get("epochs", 3)), max_length=int(settings.get("max_length", 256)),
+        p95_words=rows.p95_words,
+        rate=float(rows.rates.get(spec.key, spec.speed.samples_per_second_per_thread)),
+        threads=max(1, int(getattr(device_plan, "threads", 1) or 1)),
+        device=str(getattr(device_plan, "device", "cpu")), fits=fits, work_ratio=work_ratio)
+    overhead = time_estimate.overhead_seconds(spec=spec, work_ratio=work_ratio)
+    return overhead + (seconds - overhead) * units
 
 
-def slowdown(*, trials: list[Any], device_plan: Any, rows: int,
+def slowdown(*, spec: ModelSpec, trials: list[Any], device_plan: Any, rows: TrialRows,
              fits_of: Callable[[ModelSpec], int],
              work_ratio_of: Callable[[ModelSpec], float] = lambda spec: 1.0) -> float:
-    """How many times slower than the registry's figures the finished default trials ran
-    (at least 1): the largest ratio, so a loaded machine's first trial of a kind is not
-    started on an estimate made for an idle one."""
+    """How many times slower than their estimates the finished default trials of `spec`'s
+    family (its `kind`) ran (at least 1): the largest ratio, so a loaded machine's first trial
+    of a kind is not started on an estimate made for an idle one. Only its own family: a
+    TF-IDF trial, mostly fixed costs, says nothing of how fast a transformer trains."""
     from .registry import REGISTRY
 
     ratios = []
     for t in trials:
-        spec = REGISTRY.get(str(t.params.get("model_type")))
+        other = REGISTRY.get(str(t.params.get("model_type")))
         seconds = t.user_attrs.get("seconds")
-        if spec is None or t.value is None or not seconds or not t.user_attrs.get("default"):
+        if other is None or other.kind != spec.kind or t.value is None or not seconds \
+                or not t.user_attrs.get("default"):
             continue
-        prior = prior_seconds(spec=spec, settings=search_space.unprefixed(t.params),
-                              device_plan=device_plan, rows=rows, fits=fits_of(spec),
-                              work_ratio=work_ratio_of(spec))
+        prior = prior_seconds(spec=other, settings=search_space.unprefixed(t.params),
+                              device_plan=device_plan, rows=rows, fits=fits_of(other),
+                              work_ratio=work_ratio_of(other))
         ratios.append(float(seconds) / max(prior, 1e-6))
     return max([1.0, *ratios])
 

@@ -93,10 +93,7 @@ def build_config(job: TrainingJob, writer: ProgressWriter) -> ml_models.TrainCon
         config.model_path = adapt_encoders.adapted_encoder_path(
             encoder_model_id=config.encoder_model_id)
     if job.ml_model.model_type == searches.SEARCH:
-        config.search_storage = searches.search_storage_url()
-        config.search_study = searches.search_study_name(job=job)
-        config.search_clock_start = searches.search_clock_start(job=job)
-        searches.search_adapted_apply(config=config, job=job)  # its adapted kind's encoder
+        searches.search_config_apply(config=config, job=job)
     if job.attempt > 1 and (fetched := checkpoint_sync.checkpoint_restore(
             job=job, output_dir=output_dir)):
         writer.line(f"{fetched} fetched from the shared storage (saved by another node)")

@@ -19,6 +19,8 @@ from django.db import connection
 from django.utils import timezone
 
 from classification import ml_models
+from classification.engine import time_estimate
+from classification.estimates import device_plan_summary, observed_rates
 from classification.jobs import adapt_encoders
 from classification.models import MLModel, TrainingJob
 
@@ -174,3 +176,16 @@ def search_adapted_apply(*, config: Any, job: TrainingJob) -> None:
             encoder_model_id=config.encoder_model_id)
     except RuntimeError:
         config.model_path = None
+
+
+def search_config_apply(*, config: Any, job: TrainingJob) -> None:
+    """In the worker: what a search's TrainConfig takes from this node and install: its study,
+    its clock, its adapted kind's encoder, and, in its folder, the rates this install's
+    finished jobs ran at (time_estimate.rates_write), so its first trial of a kind is
+    estimated as the New model page estimates the same training."""
+    config.search_storage = search_storage_url()
+    config.search_study = search_study_name(job=job)
+    config.search_clock_start = search_clock_start(job=job)
+    search_adapted_apply(config=config, job=job)
+    time_estimate.rates_write(folder=config.output_dir,
+                              rates=observed_rates(plan=device_plan_summary()))
