@@ -188,7 +188,8 @@ def _rules(*, clf: Any, backend: str, written: dict[str, Any]) -> dict[str, Any]
     if backend == "transformers":
         plan = clf.device_plan
         rules["max_length"] = int(clf.max_length)
-        rules["dtype"] = plan.dtype if plan is not None and plan.device == "cpu" else "float32"
+        # What this node's mlmodel_predict runs it in; predict.py follows a bfloat16 on the CPU.
+        rules["dtype"] = plan.dtype if plan is not None else "float32"
     return rules
 
 

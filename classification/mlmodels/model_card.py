@@ -135,9 +135,9 @@ def _files(*, rules: dict[str, Any], onnx_note: str | None) -> list[str]:
                   f"Texts are truncated to {rules['max_length']} tokens; the app ran the model "
                   f"in {rules['dtype']}.",
                   "- ONNX: onnx/model.onnx (fp32, inputs as the tokenizer names them, output "
-                  "`logits`)" + ("; the app runs the model in bfloat16, so the graph's "
+                  "`logits`)" + ("; the app runs the model in reduced precision, so the graph's "
                                  "probabilities differ from its by about 1e-4 to 1e-3."
-                                 if rules["dtype"] == "bfloat16" else ".")
+                                 if rules["dtype"] != "float32" else ".")
                   if not onnx_note else
                   f"- ONNX: not included ({onnx_note})."]
     else:
