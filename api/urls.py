@@ -19,7 +19,7 @@ from api.index import ApiIndex
 from api.token_api import TokenDetailApi, TokenListCreateApi
 from literature import api as literature_api
 from screening import api as screening_api
-from screening import fulltext_api, fulltext_bulk_api, prisma_edit, records_api
+from screening import fulltext_api, fulltext_bulk_api, priors_api, prisma_edit, records_api
 
 app_name = "api"
 urlpatterns = [
@@ -63,6 +63,7 @@ urlpatterns = [
     *prisma_edit.urlpatterns,
     *fulltext_bulk_api.urlpatterns,
     *records_api.urlpatterns,
+    *priors_api.urlpatterns,
     *literature_api.urlpatterns,
     *projects.urlpatterns,
     path("adaptations/", adaptations.AdaptationCreateApi.as_view(), name="adaptations"),

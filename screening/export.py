@@ -22,7 +22,7 @@ from typing import Any
 
 from dataset_management.export import csv_safe_cell
 from screening import rescreen, selectors
-from screening.models import Decision, Record, Resolution, ScreeningSession, Stage
+from screening.models import Decision, Prior, Record, Resolution, ScreeningSession, Stage
 from screening.prisma import prisma_counts
 from screening.visibility import (
     Sight,
@@ -65,7 +65,11 @@ def _with_rows(chunk: list[Record]) -> Iterator[tuple[Record, tuple[list, list]]
         decisions[d.record_id].append(d)
     for r in Resolution.objects.filter(record_id__in=ids).select_related("resolver"):
         resolutions[r.record_id].append(r)
+    known: dict[int, dict[str, str]] = defaultdict(dict)
+    for p in Prior.objects.filter(record_id__in=ids).select_related("set_by"):
+        known[p.record_id][p.label] = f"prior knowledge (by {p.set_by.get_username()}, {p.how})"
     for record in chunk:
+        record.priors_shown = known[record.pk]  # type: ignore[attr-defined]
         yield record, (decisions[record.pk], resolutions[record.pk])
 
 
@@ -74,6 +78,8 @@ def _source(record: Record, label: str, stage: str, said: list[Any], resolution:
         return "resolved"
     if stage == Stage.FULL_TEXT:
         return "reviewers" if label in record.fulltext_final else ""
+    if label in getattr(record, "priors_shown", {}):
+        return record.priors_shown[label]  # type: ignore[attr-defined]
     if record.done_phase == "stop" and not said:
         return "stopping rule"
     return "reviewers" if label in record.final else ""

@@ -393,3 +393,44 @@ class SupersededDecision(models.Model):
 
     def __str__(self) -> str:
         return f"superseded {self.label}={self.value} by {self.person_id}"
+
+
+class Prior(models.Model):
+    """What the team knew before reading: a record marked relevant or irrelevant for a label
+    (screening/priors.py). It trains the ranker and settles the label, but is no screening."""
+
+    PROJECT_LOOKUP = "record__session__project"
+
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="priors")
+    label = models.CharField(max_length=200)
+    value = models.CharField(max_length=6)
+    # How the record was chosen ("search: …", "record ids", "PMIDs", "file …"), for exports.
+    how = models.CharField(max_length=300)
+    set_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                               related_name="+")
+    set_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["record", "label"],
+                                               name="screening_prior_unique")]
+
+    def __str__(self) -> str:
+        return f"prior {self.label}={self.value} on {self.record}"
+
+
+class Skip(models.Model):
+    """A reviewer set a record aside (screening/skip.py): it comes back after the others."""
+
+    PROJECT_LOOKUP = "record__session__project"
+
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="skips")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                 related_name="+")
+    skipped_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["record", "reviewer"],
+                                               name="screening_skip_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.record} skipped by {self.reviewer_id}"

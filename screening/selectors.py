@@ -20,14 +20,17 @@ from screening import (
     stopping,
     stopping_cs,
     stopping_cs_state,
+    stopping_forecast,
     stopping_panel,
 )
 from screening.models import (
     Decision,
+    Prior,
     Record,
     Resolution,
     ScreeningSession,
     SimulationRun,
+    Skip,
     Stage,
 )
 
@@ -60,9 +63,11 @@ def decisions_kept_count(*, user: Any, session_id: Any) -> int:
 
 
 def record_final_values(*, record: Record, session: ScreeningSession) -> dict[str, str]:
-    """The label -> yes/no the record finally has: resolved, agreed by N reviewers, or none."""
-    resolved = dict(Resolution.objects.filter(record=record, stage=Stage.TITLE_ABSTRACT)
-                    .values_list("label", "value"))
+    """The label -> yes/no the record finally has: resolved, known before screening (a prior,
+    screening.priors), agreed by N reviewers, or none."""
+    resolved = {**dict(Prior.objects.filter(record=record).values_list("label", "value")),
+                **dict(Resolution.objects.filter(record=record, stage=Stage.TITLE_ABSTRACT)
+                       .values_list("label", "value"))}
     said: dict[str, list[str]] = defaultdict(list)
     for label, value in Decision.objects.filter(
             record=record, stage=Stage.TITLE_ABSTRACT).values_list("label", "value"):
@@ -83,7 +88,8 @@ def record_next(*, user: Any, session: ScreeningSession,
     """The next record this reviewer should read, from the stored ranking only.
 
     Skips records they decided and records that have their N reviewers; in the sampling phase
-    the random order. Records they called unsure come back once nothing else is left. `exclude`
+    the random order. Records they skipped come back once the others are used up, and records
+    they called unsure once nothing else is left. `exclude`
     holds the record on screen and those whose answers are still on their way: the page
     prefetches the one after them, and must never be handed back one it has just answered.
     """
@@ -94,10 +100,15 @@ def record_next(*, user: Any, session: ScreeningSession,
         undone = undone.exclude(pk__in=list(exclude))
     order = (("sample_order",) if session.phase == ScreeningSession.Phase.SAMPLING
              else ("-priority", "position"))
-    fresh = (undone.filter(reviewer_count__lt=session.reviewers_per_record)
-             .exclude(Exists(mine)).order_by(*order).first())
+    open_ = undone.filter(reviewer_count__lt=session.reviewers_per_record).exclude(Exists(mine))
+    skipped = Skip.objects.filter(record=OuterRef("pk"), reviewer=user)
+    fresh = open_.exclude(Exists(skipped)).order_by(*order).first()
     if fresh is not None:
         return fresh
+    # Then what they set aside (screening.skip), the earliest first.
+    later = open_.filter(skips__reviewer=user).order_by("skips__skipped_at", "pk").first()
+    if later is not None:
+        return later
     return undone.filter(Exists(mine.filter(value="unsure"))).order_by(*order).first()
 
 
@@ -199,14 +210,8 @@ def stopping_table(*, session: ScreeningSession) -> list[dict[str, Any]]:
     for label in session.labels:
         r_al = sum(1 for final, order, phase in rows
                    if order is None and final.get(label) == "yes")
-        draws: list[bool] = []
-        if session.sampling_started_at is not None:
-            for final, order, phase in rows:
-                if order is None:
-                    continue
-                if final.get(label) not in ("yes", "no") or phase == "stop":
-                    break
-                draws.append(final[label] == "yes")
+        draws = (stopping_forecast.sample_draws(rows=rows, label=label)
+                 if session.sampling_started_at is not None else [])
         pool = session.sampling_pool if session.sampling_started_at else sum(
             1 for final, order, phase in rows if label not in final)
         if session.stopping_rule == "confseq":
@@ -227,7 +232,7 @@ def _ranked_decisions(*, session: ScreeningSession, label: str) -> list[int]:
     confidence sequence's prior is set from, as in the simulation. Records read before the
     switch have no place in the random order."""
     finals = list(Record.objects.filter(session=session, done=True, sample_order__isnull=True)
-                  .exclude(done_phase="stop").order_by("-done_at", "-pk")
+                  .exclude(done_phase__in=("stop", "prior")).order_by("-done_at", "-pk")
                   .values_list("final", flat=True)[:stopping_cs.RECENT])
     return [int(final.get(label) == "yes") for final in reversed(finals)]
 
@@ -244,10 +249,12 @@ def session_summary(*, session: ScreeningSession) -> dict[str, Any]:
     """Everything the session page and the API's detail show, polled as decisions come in."""
     session.refresh_from_db()
     total = session.records.count()
+    # Records settled by prior knowledge alone: done, never screened (screening.priors).
+    priors = session.records.filter(done=True, done_phase="prior").count()
     return {
         "id": session.pk, "name": session.name, "phase": session.phase,
         "labels": session.labels, "records": total, "done": session.final_count,
-        "remaining": total - session.final_count,
+        "priors": priors, "remaining": total - session.final_count - priors,
         "reviewers_per_record": session.reviewers_per_record,
         "ranking_refreshed_at": (session.ranking_refreshed_at.isoformat()
                                  if session.ranking_refreshed_at else None),
@@ -289,6 +296,7 @@ def screen_progress(*, user: Any, session: ScreeningSession) -> dict[str, int]:
         "final_count", flat=True).first() or 0
     return {"mine_today": mine.filter(decided_at__date=today).values("record").distinct()
             .count(),
+    total -= session.records.filter(done=True, done_phase="prior").count()
             "mine": mine.values("record").distinct().count(),
             "done": done, "remaining": total - done, "records": total}
 

@@ -1,6 +1,13 @@
 from django.urls import path, re_path
 
-from screening import fulltext_viewer, fulltext_views, records_views, review_views, views
+from screening import (
+    fulltext_viewer,
+    fulltext_views,
+    priors_views,
+    records_views,
+    review_views,
+    views,
+)
 
 app_name = "screening"
 
@@ -32,4 +39,5 @@ urlpatterns = [
     re_path(r"^(?P<pk>[0-9]+)/(?P<action>resolve|sampling|stop|train)/$", views.session_action,
             name="action"),
     *records_views.urlpatterns,
+    *priors_views.urlpatterns,
 ]

@@ -30,9 +30,11 @@ from screening import (
     chart,
     desk,
     export,
+    priors_views,
     selectors,
     services,
     simulation_runs,
+    skip,
     training,
     visibility,
 )
@@ -83,6 +85,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
                       if visibility.conflicts_visible(user=request.user, session=session)
                       else None),
         "blind": visibility.session_is_blind(session=session),
+        "priors": priors_views.priors_context(user=request.user, session=session),
         "section": "screening",
         "can": _can(request, session)})
 
@@ -102,6 +105,7 @@ def screen_page(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "screening/screen.html", {
         "session": session, "section": "screening",
         "progress": visibility.progress_for(user=request.user, session=session),
+        "skipped": skip.skipped_payload(user=request.user, session=session),
         "can": _can(request, session)})
 
 

@@ -25,6 +25,8 @@
   var nextUrl = root.getAttribute("data-next-url");
   var decideUrl = root.getAttribute("data-decide-url");
   var recentUrl = root.getAttribute("data-recent-url");
+  var skipUrl = root.getAttribute("data-skip-url");
+  var skipping = {};      // records set aside whose skip is still on its way
   var $ = function (id) { return document.getElementById(id); };
   var reasonBox = $("record-reason");
 
@@ -157,6 +159,7 @@
     queue.forEach(function (s) { ids[s.record.id] = true; });
     ahead.forEach(function (pair) { ids[pair[0].id] = true; });
     if (current) ids[current.id] = true;
+    Object.keys(skipping).forEach(function (id) { ids[id] = true; });
     return ids;
   }
 
@@ -207,6 +210,24 @@
     show(last, true);
   }
 
+  // s: set the record aside; the server hands it back once the others are read, and never
+  // counts it as decided. Not for one decided before (undo): that one is changed, not skipped.
+  function skip() {
+    if (again) { showError("You decided this record before: change your answer, or undo again."); return; }
+    var record = current;
+    skipping[record.id] = true;
+    request(skipUrl, {
+      method: "POST", body: JSON.stringify({ record: record.id }),
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
+    }).then(function (res) {
+      delete skipping[record.id];
+      if (!res.ok) { showError("Could not skip record " + record.position + " (" + explain(res) + ")."); return; }
+      $("skipped-said").textContent = res.body.said || "";
+      if (!current) fetchNext();   // it was the last one: it comes back now
+    });
+    nextOnScreen();
+  }
+
   function handleKey(key) {
     var value = KEYS[key];
     if (value) {
@@ -219,6 +240,8 @@
       at = (at + labels.length - 1) % labels.length; draw();
     } else if (key === "z") {
       undo();
+    } else if (key === "s") {
+      skip();
     } else if (/^[1-9]$/.test(key) && reasonBox && reasonBox.options.length > Number(key)) {
       reasonBox.selectedIndex = Number(key);
     }
@@ -325,7 +348,7 @@
     // Ctrl+R, Alt+N and the like belong to the browser, not to the decision.
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     var key = event.key.toLowerCase();
-    if (!(KEYS[key] || key === "tab" || key === "arrowdown" || key === "arrowup" || key === "z" || /^[1-9]$/.test(key))) return;
+    if (!(KEYS[key] || key === "tab" || key === "arrowdown" || key === "arrowup" || key === "z" || key === "s" || /^[1-9]$/.test(key))) return;
     event.preventDefault();
     press(key);
   });

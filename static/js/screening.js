@@ -82,6 +82,22 @@
       }).catch(function () {});
     }
     localTimes(panel);
+          (p.labels || []).forEach(function (f) {
+            var box = document.querySelector(".stopping-label[data-label='" + f.label + "']");
+            if (!box) return;
+            box.querySelector(".stopping-ahead strong").textContent = f.ahead_said;
+            box.querySelector(".stopping-recall").textContent = f.recall_said;
+            var rows = box.querySelectorAll(".stopping-other tbody tr");
+            f.table.forEach(function (row, i) {
+              if (!rows[i]) return;
+              rows[i].querySelector(".more").textContent = row.more_said;
+              rows[i].querySelector(".total").textContent = row.total === null ? "–" : row.total;
+            });
+            f.heuristics.forEach(function (h) {
+              var li = box.querySelector("li[data-heuristic='" + h.name + "'] .said");
+              if (li) li.textContent = h.said;
+            });
+          });
     window.setInterval(poll, every);
   }
 
