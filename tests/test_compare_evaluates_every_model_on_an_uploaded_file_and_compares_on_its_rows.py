@@ -17,6 +17,7 @@ from django.urls import reverse
 
 from classification import services
 from classification.models import EvaluationJob
+from projects import services as project_services
 from tests.compare_support import compare_api, compare_page, trained_on
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -108,3 +109,13 @@ def test_evaluations_of_another_file_are_not_compared_as_one(
                         on=f"evaluation:{a.pk.hex},{b.pk.hex}")
     assert mixed.status_code == 400
     assert "different files" in str(mixed.json()["on"])
+
+
+def test_a_viewer_may_compare_but_not_start_evaluations(
+        two_models: list[Any], user: Any, other_user: Any) -> None:
+    project_services.member_add(user=user, project=two_models[0].project, identifier="bob",
+                                role="viewer")
+    assert 'id="interval-table"' in compare_page(other_user, two_models)
+    refused = upload(other_user, two_models, "external.csv", SLICE.read_bytes())
+    assert refused.status_code == 403
+    assert not EvaluationJob.objects.exists()
