@@ -242,8 +242,8 @@ CELERY_TASK_ROUTES = {
     "classification.tasks.start_model_training": {"queue": QUEUE_TRAINING},
     "classification.tasks.batch_*": {"queue": QUEUE_INFERENCE},  # batch_job_run, batch_shards_run
     "classification.tasks.evaluation_job_run": {"queue": QUEUE_INFERENCE},
-    "screening.tasks.ranker_refresh": {"queue": QUEUE_INFERENCE},
-    "screening.tasks.simulation_run": {"queue": QUEUE_INFERENCE},
+    # ranker_refresh, session_vectors_fill, simulation_run
+    "screening.tasks.*": {"queue": QUEUE_INFERENCE},
     "dataset_management.tasks.import_run": {"queue": QUEUE_DEFAULT},  # the inference worker's
     "literature.tasks.search_run_execute": {"queue": QUEUE_DEFAULT},
     "literature.tasks.saved_searches_tick": {"queue": QUEUE_DEFAULT},

@@ -1,22 +1,16 @@
-"""The deployment's sentence encoder for the screening ranker, and the features it ranks on.
+"""The deployment's sentence encoder for the screening ranker.
 
 The vectors go through the deployment's embedding cache (EMBEDDING_CACHE_DIR), so a collection
-is embedded once, whichever of a session refresh, a simulation or a classifier's training
-embeds it first.
+is embedded once, whichever of a session's background fill (screening/vector_fill.py), a
+simulation or a classifier's training embeds it first; a refresh only reads them back.
 """
 
 from __future__ import annotations
-
-import logging
-from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from django.conf import settings
 
 from screening import ranker
-
-logger = logging.getLogger(__name__)
 
 
 def texts_embed(texts: list[str]) -> np.ndarray:
@@ -26,30 +20,30 @@ def texts_embed(texts: list[str]) -> np.ndarray:
     return embed(texts=texts, cache_dir=cache_dir, cache_mb=settings.EMBEDDING_CACHE_MB)
 
 
+def texts_cached(texts: list[str]) -> np.ndarray | None:
+    """The texts' vectors if the embedding cache holds every one, else None (never encodes)."""
+    from classification.engine.sentence_vectors import texts_cached as cached
+
+    cache_dir = str(settings.EMBEDDING_CACHE_DIR) if settings.EMBEDDING_CACHE_DIR else None
+    return cached(texts=texts, cache_dir=cache_dir, cache_mb=settings.EMBEDDING_CACHE_MB)
+
+
+def vectors_wanted() -> bool:
+    """Whether the deployment's ranker reads sentence vectors (SCREENING_RANKER svm-embed)."""
+    return settings.SCREENING_RANKER in ranker.RANKERS and ranker.needs_vectors(
+        settings.SCREENING_RANKER)
+
+
+def words_default() -> str:
+    """The ranker of a label too young to judge: the deployment's, or words for svm-embed,
+    whose vectors a refresh never waits for."""
+    chosen = session_ranker()
+    return ranker.WORDS_ONLY if ranker.needs_vectors(chosen) else chosen
+
+
 def session_ranker() -> str:
     chosen = settings.SCREENING_RANKER
     if chosen not in ranker.RANKERS:
         raise ranker.RankerError(f"SCREENING_RANKER is '{chosen}': it must be one of "
                                  f"{', '.join(ranker.RANKERS)}.")
     return chosen
-
-
-def session_features(*, texts: Sequence[str]) -> tuple[Any, str, str]:
-    """(features, the ranker that uses them, "" or why it is not the deployment's choice).
-
-    An encoder that cannot load (its package missing, its files unreadable) must not stop the
-    ranking: the session is ranked on words only, and the page says why.
-    """
-    chosen = session_ranker()
-    if not ranker.needs_vectors(chosen):
-        return ranker.features_fit(texts=texts, ranker=chosen), chosen, ""
-    try:
-        return ranker.features_fit(texts=texts, ranker=chosen, embed=texts_embed), chosen, ""
-    except ranker.RankerError:
-        raise
-    except Exception as exc:
-        logger.exception("screening: the sentence encoder failed; ranking on words only")
-        note = (f"Ranked on words only: the sentence encoder could not embed the records "
-                f"({type(exc).__name__}: {exc}).")
-        fallback = ranker.WORDS_ONLY
-        return ranker.features_fit(texts=texts, ranker=fallback), fallback, note

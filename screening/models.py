@@ -102,6 +102,12 @@ class ScreeningSession(models.Model):
     ranking_refreshed_at = models.DateTimeField(null=True, blank=True)
     ranker_running_since = models.DateTimeField(null=True, blank=True)
     ranker_error = models.TextField(blank=True)
+    # Per label, the ranker of the last refresh and its candidates' figures (ranker_choice.py);
+    # then the records the background fill put in the embedding cache (vector_fill.py).
+    ranker_choice = models.JSONField(default=dict, blank=True)
+    vectors_ready = models.PositiveIntegerField(default=0)
+    vectors_filling_since = models.DateTimeField(null=True, blank=True)
+    vectors_error = models.TextField(blank=True)
     # A starting model was chosen and its scores are not stored yet: the first ranker refresh
     # (on the inference worker) scores the records with it, so creating a session never waits.
     starting_pending = models.BooleanField(default=False)

@@ -16,14 +16,16 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, TextField
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from classification import services as classification_services
 from classification.engine.types import article_text
 from core.models import WorkerHeartbeat
 from core.queueing import task_send_on_commit
-from screening import encoder, ranker
+from screening import encoder, ranker, ranker_choice, vector_fill
 from screening.models import Record, ScreeningSession
 
 logger = logging.getLogger(__name__)
@@ -69,6 +71,34 @@ def ranker_running(*, session: ScreeningSession) -> bool:
     return since is not None and not ranker_holder_gone(since=since)
 
 
+def ranking_state(*, session: ScreeningSession, records: int) -> dict[str, Any]:
+    """What the page and the API say the ranking is doing (`text`), the ranker in use per label
+    with its candidates' figures (`labels`) and the sentence vectors' progress (`vectors`)."""
+    choice = session.ranker_choice or {}
+    ranked = choice.get("labels", {})
+    vectors = vector_fill.vectors_progress(session=session, records=records)
+    if not ranked:
+        text = "Random order until each label has a yes and a no"
+        if session.ranking_refreshed_at and session.starting_model_id:
+            text = "Ranked by the starting model until each label has a yes and a no"
+        elif session.ranking_refreshed_at and "labels" not in choice:  # ranked before choices
+            text = "Ranked on the decisions so far; the next refresh names its ranker"
+    elif len(session.labels) == 1:
+        text = ranked[session.labels[0]]["text"]
+    else:
+        text = "; ".join(f"{label}: " + (ranked[label]["text"] if label in ranked
+                                         else "random order until it has a yes and a no")
+                         for label in session.labels)
+    if ranked and vectors["wanted"] and not choice.get("vectors") and not vectors["error"]:
+        ready, total = vectors["ready"], vectors["total"]
+        text += (f"; sentence vectors {100 * ready // total}% ready" if ready < total else
+                 "; sentence vectors ready, judged at the next refresh")
+    if ranker_running(session=session):
+        # Before the first ranking the random order is about to end: say only that it is.
+        text = "Refreshing the ranking…" + (f" {text}" if ranked else "")
+    return {"text": text, "labels": ranked, "vectors": vectors}
+
+
 def ranker_locks_clear_stale() -> str:
     """Beat's maintenance step (core.registry): release the locks whose refresh's worker
     stopped, saying so on the session, so the next decisions refresh the ranking again."""
@@ -97,10 +127,12 @@ def ranker_lock_take(*, session_id: int) -> bool:
 
 
 def ranker_refresh_request(*, session_id: int) -> bool:
-    """Send a refresh when ``ranker_every`` records became final since the last one."""
+    """Send a refresh when ``ranker_every`` records became final since the last one, or when
+    a label not ranked yet has its first yes and no: ranking starts then, not ten records on."""
     due = ScreeningSession.objects.filter(
         pk=session_id, final_count__gte=F("ranked_at_count") + F("ranker_every"))
-    if not due.exists() or not ranker_lock_take(session_id=session_id):
+    if not (due.exists() or _label_newly_learnable(session_id)) or not ranker_lock_take(
+            session_id=session_id):
         return False
 
     def unreachable(reason: str) -> None:
@@ -112,6 +144,23 @@ def ranker_refresh_request(*, session_id: int) -> bool:
     except Exception:
         logger.warning("screening %s: ranker refresh not sent", session_id)
     return True
+
+
+def _label_newly_learnable(session_id: int) -> bool:
+    found = ScreeningSession.objects.filter(pk=session_id).values_list(
+        "labels", "ranker_choice").first()
+    if found is None:
+        return False
+    labels, choice = found
+    ranked = (choice or {}).get("labels", {})
+    finals = Record.objects.filter(session_id=session_id, done=True)
+    for label in labels:
+        if label in ranked:
+            continue
+        answers = finals.annotate(answer=Cast(KeyTextTransform(label, "final"), TextField()))
+        if answers.filter(answer="yes").exists() and answers.filter(answer="no").exists():
+            return True
+    return False
 
 
 def starting_scores_request(*, session_id: int) -> None:
@@ -149,7 +198,7 @@ def ranker_refresh(*, session_id: int) -> ScreeningSession:
     started_count = session.final_count
     problem = _starting_step(session) if session.starting_pending else ""
     try:
-        note = _refresh(session)
+        note, choice = _refresh(session)
     except Exception as exc:
         logger.exception("screening %s: ranker failed", session_id)
         ScreeningSession.objects.filter(pk=session_id).update(
@@ -157,7 +206,7 @@ def ranker_refresh(*, session_id: int) -> ScreeningSession:
                          "is kept.", ranker_running_since=None, ranked_at_count=started_count)
     else:
         ScreeningSession.objects.filter(pk=session_id).update(
-            ranker_error=" ".join(p for p in (problem, note) if p),
+            ranker_error=" ".join(p for p in (problem, note) if p), ranker_choice=choice,
             ranking_refreshed_at=timezone.now(), ranker_running_since=None,
             ranked_at_count=started_count)
     session.refresh_from_db()
@@ -201,10 +250,11 @@ def _starting_scores_store(session: ScreeningSession, model: Any) -> None:
         Record.objects.bulk_update(updates, ["scores"], batch_size=CHUNK)
 
 
-def _refresh(session: ScreeningSession) -> str:
-    """Rank the undecided records; "" or why the ranking is not the deployment's choice."""
+def _refresh(session: ScreeningSession) -> tuple[str, dict[str, Any]]:
+    """Rank the undecided records; ("" or why no vectors were read, the ranker's choice)."""
     if "raise_in_ranker" in (getattr(settings, "MEDLITBOT_FAULT_INJECTION", "") or ""):
         raise RuntimeError("injected fault raise_in_ranker")
+    default = encoder.words_default()  # an unknown SCREENING_RANKER fails here, naming them
     rows = list(session.records.order_by("position").values_list(
         "pk", "title", "abstract", "final", "done", "scores"))
     learnable: dict[str, tuple[list[int], list[int]]] = {}
@@ -214,13 +264,17 @@ def _refresh(session: ScreeningSession) -> str:
         if ranker.can_learn(y=y):
             learnable[label] = (decided, y)
     fresh: dict[str, Any] = {}
+    labels: dict[str, Any] = {}
     note = ""
     if learnable:  # the starting step's refresh has no decisions yet: no TF-IDF to fit
-        features, used, note = encoder.session_features(
-            texts=[article_text(r[1], r[2]) for r in rows])
-        fresh = {label: ranker.label_scores(features=features, decided=decided, y=y,
-                                            ranker=used)
-                 for label, (decided, y) in learnable.items()}
+        texts = [article_text(r[1], r[2]) for r in rows]
+        vectors, note = _vectors_if_ready(session, texts)
+        features = ranker_choice.Features(texts=texts, vectors=vectors)
+        for label, (decided, y) in learnable.items():
+            fresh[label], judged = ranker_choice.label_rank(
+                features=features, decided=decided, y=y, with_vectors=vectors is not None,
+                default=default)
+            labels[label] = judged.as_dict()
     updates = []
     for i, (pk, _t, _a, _f, done, scores) in enumerate(rows):
         if done:
@@ -231,7 +285,29 @@ def _refresh(session: ScreeningSession) -> str:
                  else random.random())
         updates.append((pk, scores, value))
     _ranking_write(updates)
-    return note
+    return note, {"labels": labels, "vectors": vectors is not None if learnable else False}
+
+
+def _vectors_if_ready(session: ScreeningSession, texts: list[str]) -> tuple[Any, str]:
+    """(every record's sentence vector from the cache, or None; "" or why none). Never encodes:
+    missing vectors are asked of the background fill, and the ranking goes on by words."""
+    if not encoder.vectors_wanted():
+        return None, ""
+    if session.vectors_error.startswith(vector_fill.ENCODER_FAILED):
+        return None, session.vectors_error
+    vectors = None
+    if session.vectors_ready >= len(texts):
+        try:
+            vectors = encoder.texts_cached(texts)
+        except Exception as exc:  # the encoder's files unreadable: its cache key cannot be made
+            logger.exception("screening %s: the sentence vectors could not be read", session.pk)
+            return None, (f"Ranked on words only: the sentence vectors could not be read "
+                          f"({type(exc).__name__}: {exc}).")
+    if vectors is None and session.vectors_filling_since is None:
+        # Never asked (a session made before the fill existed), or the cache was trimmed since.
+        ScreeningSession.objects.filter(pk=session.pk).update(vectors_ready=0)
+        vector_fill.vectors_fill_request(session_id=session.pk)
+    return vectors, ""
 
 
 def _ranking_write(updates: list[tuple[int, dict[str, float], float]]) -> None:

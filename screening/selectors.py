@@ -262,6 +262,8 @@ def session_summary(*, session: ScreeningSession) -> dict[str, Any]:
                        "dataset": session.dataset_id,
                        "batch": session.batch_id.hex if session.batch_id else None},
         "ranker_running": ranking.ranker_running(session=session),
+        # The state text, the ranker in use per label and its figures, the vectors' progress.
+        "ranking": ranking.ranking_state(session=session, records=total),
         # The starting model's scores are on their way (a job on the inference worker).
         "starting_scoring": session.starting_pending,
         "ranker_error": session.ranker_error,

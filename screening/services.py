@@ -23,6 +23,7 @@ from screening import (
     selectors,
     sources,
     stopping_rules,
+    vector_fill,
 )
 from screening.errors import ScreeningConflict, ScreeningError
 from screening.models import (
@@ -86,6 +87,7 @@ def session_create(*, user: Any, name: str, labels: list[str], dataset: Any = No
         # After the commit, as a decision's refresh is asked: a broker that is down then is
         # noted on the session (ranker_error), not raised as a 503 for a session that exists.
         ranking.starting_scores_request(session_id=session.pk)
+    vector_fill.vectors_fill_request(session_id=session.pk)  # the first ranking is by words
     return session
 
 

@@ -17,3 +17,10 @@ def simulation_run(run_id: int) -> None:
     from screening.simulation_runs import simulation_run_execute
 
     simulation_run_execute(run_id=run_id)
+
+
+@shared_task(name="screening.tasks.session_vectors_fill", ignore_result=True)
+def session_vectors_fill(session_id: int) -> None:
+    from screening.vector_fill import session_vectors_fill as fill
+
+    fill(session_id=session_id)

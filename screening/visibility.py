@@ -116,6 +116,7 @@ def summary_for(*, user: Any, session: ScreeningSession,
     return {**summary, "done": mine, "remaining": summary["records"] - mine,
             "conflicts": None, "stopping": [], "stopping_panel": None,
             "ranking_refreshed_at": None, "ranker_running": False, "ranker_error": "",
+            "ranking": None,
             "stop_justification": stop_justification_shown(session=session, sight=sight),
             "agreement": agreement_shown(rows=summary["agreement"], sight=sight)}
 

@@ -39,5 +39,7 @@ def test_the_panel_shows_the_refresh_and_the_stop_in_the_readers_time_zone(
     expect(mona.locator("#stop-justification time")).to_have_text("28/11/2026, 23:45:00")
     # The poll (every 2 s) writes the refresh again, in local time too.
     mona.wait_for_timeout(2_500)
-    expect(mona.locator("#ranking")).to_have_text("Ranking refreshed 28/11/2026, 23:30:00")
+    expect(mona.locator("#ranking")).to_have_text(
+        "Ranked on the decisions so far; the next refresh names its ranker"
+        " · Ranking refreshed 28/11/2026, 23:30:00")
     assert not errors, errors

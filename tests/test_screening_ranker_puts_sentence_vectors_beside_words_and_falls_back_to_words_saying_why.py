@@ -1,6 +1,7 @@
 """The svm-embed ranker (issue 36): the bundled MiniLM's sentence vectors beside TF-IDF, computed
-once per text through the embedding cache; a session ranks with it, and an encoder that cannot
-load leaves the session ranked on words only, with the reason on the page."""
+once per text through the embedding cache by a background fill; a session's refresh reads them
+once all are cached, and an encoder that cannot load leaves the session ranked on words only,
+with the reason on the page."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from classification.engine import sentence_vectors
 from screening import encoder, ranker, selectors
 from screening.models import Record
-from screening.tasks import ranker_refresh
+from screening.tasks import ranker_refresh, session_vectors_fill
 from tests.screening_support import team  # noqa: F401
 from tests.test_screening_ranker_refresh_reorders_the_queue_and_a_crash_keeps_the_last_ranking import (  # noqa: E501
     FIRST_READ,
@@ -74,19 +75,28 @@ def _ranked_session(team, settings):  # noqa: F811
 
 
 @pytest.mark.django_db
-def test_a_session_ranks_with_the_vectors(team, settings, tmp_path) -> None:  # noqa: F811
+def test_a_session_ranks_with_the_vectors_once_the_background_fill_cached_them(
+        team, settings, tmp_path) -> None:  # noqa: F811
     settings.SCREENING_RANKER, settings.EMBEDDING_CACHE_DIR = "svm-embed", str(tmp_path)
-    sentence_vectors._memory.clear()  # so this refresh embeds, and writes the disk cache
+    sentence_vectors._memory.clear()  # so the fill embeds, and writes the disk cache
     session = _ranked_session(team, settings)
+    ranker_refresh(session.pk)  # before the fill: words, and nothing embedded
+    session.refresh_from_db()
+    assert session.ranker_choice["vectors"] is False
+    assert not any(tmp_path.rglob("*.npz"))
+    session_vectors_fill(session.pk)
+    session.refresh_from_db()
+    assert (session.vectors_ready, session.vectors_error) == (12, "")
+    assert any(tmp_path.rglob("*.npz")), "the vectors were not kept in the embedding cache"
     ranker_refresh(session.pk)
     session.refresh_from_db()
     assert session.ranker_error == ""
+    assert session.ranker_choice["vectors"] is True
     undone = list(Record.objects.filter(session=session, done=False).order_by("-priority"))
     assert all(0.0 <= r.scores["oncological"] <= 1.0 for r in undone)
     top = undone[0]
     assert any(w in (top.title + top.abstract).lower() for w in (
         "cancer", "tumour", "gliobl", "mammography", "temozolomide", "checkpoint", "fibre"))
-    assert any(tmp_path.rglob("*.npz")), "the vectors were not kept in the embedding cache"
 
 
 @pytest.mark.django_db
@@ -99,11 +109,13 @@ def test_an_encoder_that_cannot_load_leaves_words_only_and_says_why(team, settin
 
     monkeypatch.setattr(encoder, "texts_embed", broken)
     session = _ranked_session(team, settings)
+    session_vectors_fill(session.pk)
     ranker_refresh(session.pk)
     session.refresh_from_db()
     assert session.ranker_error.startswith("Ranked on words only")
     assert "model.safetensors is unreadable" in session.ranker_error
     assert session.ranking_refreshed_at is not None
+    assert session.ranker_choice["labels"]["oncological"]["candidate"] == "svm"
     scored = Record.objects.filter(session=session, done=False).exclude(scores={})
     assert scored.count() == Record.objects.filter(session=session, done=False).count()
     assert selectors.session_summary(session=session)["ranker_error"] == session.ranker_error

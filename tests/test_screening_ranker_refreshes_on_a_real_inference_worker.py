@@ -55,8 +55,9 @@ def test_decisions_refresh_the_ranking_on_the_inference_worker(
     cold = _stored(session)
     assert all(scores == {} for scores, _ in cold.values())  # no model: a random order
 
-    # The fourth final record asks for a refresh; nothing here runs the ranker itself.
-    _decide(team, session, ["yes", "no", "yes", "no"])
+    # The fourth final record asks for a refresh (the label's first yes beside its first no
+    # would ask for one even sooner); nothing here runs the ranker itself.
+    _decide(team, session, ["no", "no", "no", "yes"])
     first = wait_for(lambda: _refreshed_after(session, None), 90, "the first refresh")
     assert first.ranker_error == ""
     assert first.ranked_at_count == 4

@@ -91,3 +91,21 @@ def texts_embed(*, texts: Sequence[str], cache_dir: str | None = None,
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)
     return np.stack([np.asarray(found[t], dtype=np.float32) for t in texts])
+
+
+def texts_cached(*, texts: Sequence[str], cache_dir: str | None = None,
+                 cache_mb: int = 0) -> np.ndarray | None:
+    """The vectors of `texts` as texts_embed gives them, read from memory and the disk cache
+    only: None when any is missing, so a caller that must not wait never loads the encoder."""
+    with _lock:
+        found = {t: _memory[t] for t in dict.fromkeys(texts) if t in _memory}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        disk = _disk_cache(cache_dir, cache_mb) if missing else None
+        if disk is not None:
+            found.update(disk.get(missing))
+        if len(found) < len(dict.fromkeys(texts)):
+            return None
+        _remember(found)
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.stack([np.asarray(found[t], dtype=np.float32) for t in texts])

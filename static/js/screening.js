@@ -67,7 +67,11 @@
         }
         var ranking = document.getElementById("ranking");
         if (s.ranker_error) { ranking.textContent = s.ranker_error; ranking.className = "small error"; }
-        else if (s.ranking_refreshed_at) { ranking.textContent = "Ranking refreshed " + localTime(s.ranking_refreshed_at); }
+        else if (s.ranking) {
+          ranking.className = "small";
+          ranking.textContent = s.ranking.text + (s.ranking_refreshed_at
+            ? " · Ranking refreshed " + localTime(s.ranking_refreshed_at) : "");
+        }
         var p = s.stopping_panel;
         if (p) {
           document.getElementById("stopping-read").textContent = p.read;
