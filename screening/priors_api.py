@@ -58,9 +58,9 @@ class PriorListApi(APIView):
                            "`record_ids`, `pmids` or a `file`; records already screened are "
                            "left as they are, listed in `left`",
                    request=PRIORS, examples=[OpenApiExample(
-                       "By PMIDs", request_only=True,
-                       value={"label": "oncological", "value": "yes",
-                              "pmids": ["31000001"]})], responses=None)
+                       "Known relevant, by a search", request_only=True,
+                       value={"label": "oncological", "value": "yes", "query": "cancer"})],
+                   responses=None)
     def post(self, request: Request, pk: int) -> Response:
         session = _session(request, pk)
         try:
@@ -95,7 +95,9 @@ class SkipApi(APIView):
         return Response(skip.skipped_payload(user=request.user, session=session))
 
     @extend_schema(summary="Set a record aside for you; it comes back after the others and is "
-                           "never counted as decided", request=SKIP, responses=None)
+                           "never counted as decided", request=SKIP, examples=[
+                               OpenApiExample("Skip a record", request_only=True,
+                                              value={"record": 1})], responses=None)
     def post(self, request: Request, pk: int) -> Response:
         session = _session(request, pk)
         body = request.data if isinstance(request.data, dict) else {}

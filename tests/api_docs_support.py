@@ -32,5 +32,6 @@ def screening_example_ids(owner: Any) -> dict[tuple[str, str], Any]:
             ("screening", "record:decide"): selectors.record_next(user=owner,
                                                                  session=session).pk,
             ("screening", "record:conflicts"): conflict.pk,
+            ("screening", "record:skip"): selectors.record_next(user=owner, session=session).pk,
             ("screening", "record:record-tags"): conflict.pk, ("searches", "id"): search.pk,
             ("searches", "project"): team.project.pk}
