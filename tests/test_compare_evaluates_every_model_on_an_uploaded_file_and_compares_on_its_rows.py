@@ -111,11 +111,14 @@ def test_evaluations_of_another_file_are_not_compared_as_one(
     assert "different files" in str(mixed.json()["on"])
 
 
-def test_a_viewer_may_compare_but_not_start_evaluations(
+def test_a_viewer_may_compare_but_is_not_offered_the_upload_and_a_forged_one_is_refused(
         two_models: list[Any], user: Any, other_user: Any) -> None:
     project_services.member_add(user=user, project=two_models[0].project, identifier="bob",
                                 role="viewer")
-    assert 'id="interval-table"' in compare_page(other_user, two_models)
+    html = compare_page(other_user, two_models)
+    assert 'id="interval-table"' in html
+    assert 'id="compare-evaluate-form"' not in html  # not drawn; a forged POST is refused
+    assert 'id="compare-evaluate-form"' in compare_page(user, two_models)
     refused = upload(other_user, two_models, "external.csv", SLICE.read_bytes())
     assert refused.status_code == 403
     assert not EvaluationJob.objects.exists()

@@ -55,6 +55,9 @@ def comparison_context(request: HttpRequest, *, models: list[MLModel]) -> dict[s
                         else "These evaluations" if on.startswith(EVALUATION) else on))
     context: dict[str, Any] = {
         "on": on, "on_choices": choices, "upload_form": FileUploadForm(),
+        # Evaluating runs each model: the upload is drawn only where every one may be run.
+        "may_evaluate": all(policy.can(user=request.user, action=policy.Action.CLASSIFY, obj=m)
+                            for m in models),
         "pending": [], "comparison": None, "comparison_error": "",
     }
     try:
