@@ -133,3 +133,27 @@ def test_bad_requests_change_nothing_and_a_removal_is_logged(team) -> None:  # n
     record.refresh_from_db()
     assert (record.done, record.final, record.state) == (False, {}, RecordState.SCREENING)
     assert Activity.objects.filter(verb="screening_prior_remove").count() == 1
+
+
+def test_priors_wait_for_no_sample_and_never_drop_full_text_work(team) -> None:  # noqa: F811
+    from tests.pdf_support import report_attach
+
+    session = titled_session_make(team)
+    assert _post(team.maintainer, session, {"label": "oncological", "value": "yes",
+                                            "pmids": ["31000001"]}).status_code == 201
+    prior = Prior.objects.get()
+    report_attach(user=team.maintainer, record=prior.record)
+    prior.record.refresh_from_db()
+    assert prior.record.state == RecordState.RETRIEVED
+    removed = api_of(team.maintainer).delete(reverse("api:screening_prior",
+                                                     args=[session.pk, prior.pk]))
+    assert removed.status_code == 409, removed.content
+    assert "full-text work" in removed.json()["detail"]
+    assert Prior.objects.filter(pk=prior.pk).exists()
+    services.sampling_start(user=team.maintainer, session=session)
+    session.refresh_from_db()
+    assert session.sampling_pool == 5  # the prior's record is not in the random sample's pool
+    answer = _post(team.maintainer, session, {"label": "oncological", "value": "no",
+                                              "pmids": ["31000002"]})
+    assert answer.status_code == 400
+    assert "ranked phase only" in answer.json()["detail"]
