@@ -296,9 +296,9 @@ def screen_progress(*, user: Any, session: ScreeningSession) -> dict[str, int]:
     total = session.records.count()
     done = ScreeningSession.objects.filter(pk=session.pk).values_list(
         "final_count", flat=True).first() or 0
+    total -= session.records.filter(done=True, done_phase="prior").count()
     return {"mine_today": mine.filter(decided_at__date=today).values("record").distinct()
             .count(),
-    total -= session.records.filter(done=True, done_phase="prior").count()
             "mine": mine.values("record").distinct().count(),
             "done": done, "remaining": total - done, "records": total}
 

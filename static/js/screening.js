@@ -82,10 +82,6 @@
           p.advice.forEach(function (line) {
             var li = document.createElement("li"); li.textContent = line; advice.appendChild(li);
           });
-        }
-      }).catch(function () {});
-    }
-    localTimes(panel);
           (p.labels || []).forEach(function (f) {
             var box = document.querySelector(".stopping-label[data-label='" + f.label + "']");
             if (!box) return;
@@ -102,6 +98,10 @@
               if (li) li.textContent = h.said;
             });
           });
+        }
+      }).catch(function () {});
+    }
+    localTimes(panel);
     window.setInterval(poll, every);
   }
 
