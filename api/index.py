@@ -20,6 +20,8 @@ ENDPOINTS = [
                      "file (multipart) to import one"),
     ("model_list", "the models of your projects (?project=<id> narrows to one)"),
     ("model_ensemble", "POST member_ids (trained models of one dataset) to combine them"),
+    ("model_compare", "GET ?ids=1,2&on=test (or on=evaluation:<file sha256>): models on the "
+                      "same rows, each metric with a 95% interval and paired tests"),
     ("job_list", "training jobs; POST to train a model"),
     ("batch_list", "batch classifications; POST a file to /api/models/<id>/batches/"),
     ("search_list", "saved PubMed searches; POST one to save it, POST "
