@@ -6,6 +6,7 @@ be compared on are refused with the reason, on the page and as a 400."""
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +90,34 @@ def test_rows_they_cannot_all_be_compared_on_are_refused_with_the_reason(
     html = compare_page(user, [two_models[0], elsewhere])
     assert 'id="comparison-error"' in html
     assert "different datasets" in html
+
+
+def single_label_csv(target: Path) -> Path:
+    """The demo slice with each article's first group as its one class."""
+    with (FIXTURES / "demo_slice.csv").open(encoding="utf-8-sig") as fh:
+        rows = list(csv.DictReader(fh, delimiter=";"))
+    with target.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["title", "abstract", "label"])
+        writer.writerows([r["title"], r["abstract"], r["group"].split("|")[0]] for r in rows)
+    return target
+
+
+def test_single_label_models_get_accuracy_and_mcnemars_test(
+        transactional_db: None, import_file: Any, user: Any, settings: Any,
+        tmp_path: Path) -> None:
+    settings.MODEL_ARTIFACT_ROOT = tmp_path / "artifacts"
+    dataset = import_file(single_label_csv(tmp_path / "single.csv"))
+    assert not dataset.is_multilabel
+    models = [trained_on(dataset, user=user, model_type=kind)
+              for kind in ("tfidf_logreg", "tfidf_svm")]
+    figures = compare_api(user, f"{models[0].pk},{models[1].pk}").json()
+    assert figures["multi_label"] is False
+    for model, compared in zip(models, figures["models"], strict=True):
+        assert compared["metrics"]["accuracy"]["value"] == pytest.approx(
+            model.metrics["accuracy"], abs=1e-9)
+    (mcnemar,) = figures["mcnemar"]
+    assert 0 < mcnemar["p_value"] <= 1
+    html = compare_page(user, models)
+    assert "p (McNemar, exact)" in html
+    assert f"{mcnemar['first_only_right']} vs {mcnemar['second_only_right']} rows" in html
