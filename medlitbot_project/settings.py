@@ -209,12 +209,12 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
 _broker_folder = Path(env.path("CELERY_FILESYSTEM_BROKER_DIR",
                                default=BASE_DIR / "logs" / "broker"))
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    # kombu's embedded transport: messages are files, so no broker service is needed.
+    # kombu's embedded transport: messages are files, so no broker service is needed. Its
+    # control folder (broadcasts) too, here: kombu's default is "control" in the CWD (/app).
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_broker_folder),
-        "data_folder_out": str(_broker_folder),
+        "data_folder_in": str(_broker_folder), "data_folder_out": str(_broker_folder),
         "processed_folder": str(_broker_folder / "processed"),
-        "store_processed": False,
+        "control_folder": str(_broker_folder / "control"), "store_processed": False,
     }
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
