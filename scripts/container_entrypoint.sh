@@ -8,21 +8,31 @@
 #                       (queues inference and default)
 #   worker-training-gpu the solo worker on training.gpu (give the container one GPU)
 #   beat                celery beat; run exactly one per installation
+#   all                 the default: web, both workers and beat in this one container, each
+#                       restarted if it stops (scripts/supervise.sh); the whole app in one
+#                       `podman run`. Only one such container per installation (beat).
 #   migrate             manage.py migrate, then exit: run it before web after every upgrade
 #   manage ARGS...      manage.py ARGS (createsuperuser, setup_demo, doctor, ping_worker ...)
 #   healthcheck         what the image's HEALTHCHECK runs, for the role this container runs
 #   anything else       run as given (bash, python ...)
 #
 # Without DATABASE_URL every process uses SQLite in /data; without REDIS_URL or
-# CELERY_BROKER_URL the broker is kombu's filesystem transport in /data/broker. So web alone
-# (`podman run -e PORT=8000 IMAGE`) migrates its SQLite database and serves the app; a team's
-# deployment sets both (compose.yaml). Without SECRET_KEY a random one is made once and kept in
-# /data/secret_key, so the sessions survive a restart; several containers need the same key, so
-# set SECRET_KEY for them.
+# CELERY_BROKER_URL the broker is kombu's filesystem transport in /data/broker. So one container
+# (`podman run -e PORT=8000 IMAGE`, role all) migrates its SQLite database, serves the app and
+# trains; the web role alone serves pages but trains nothing (it says so when it starts). A
+# team's deployment sets both (compose.yaml). Without SECRET_KEY a random one is made once and
+# kept in /data/secret_key, so the sessions survive a restart; several containers need the same
+# key, so set SECRET_KEY for them.
+#
+# With DATABASE_URL or REDIS_URL set, every long-running role first waits (SERVICE_WAIT_SECONDS,
+# 120) until PostgreSQL and Redis accept connections, and web, the workers and beat wait
+# (MIGRATE_WAIT_SECONDS, 600) until the migrate role has applied every migration: podman-compose
+# 1.0 with podman 4.3 starts them without waiting for compose.yaml's conditions.
 set -euo pipefail
 
-ROLE="${1:-web}"
+ROLE="${1:-all}"
 if [ "$#" -gt 0 ]; then shift; fi
+SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."  # /app in the image
 
 say() { printf '[medlitbot %s] %s\n' "$ROLE" "$*" >&2; }
@@ -37,6 +47,8 @@ if [ "$ROLE" = "healthcheck" ]; then
         worker-training) exec python manage.py ping_worker --queue training ;;
         worker-training-gpu) exec python manage.py ping_worker --queue training.gpu ;;
         worker-inference) exec python manage.py ping_worker --queue inference --queue default ;;
+        all) exec python -c "import os, urllib.request; urllib.request.urlopen(
+'http://127.0.0.1:%s/readyz' % os.environ.get('PORT', '8000'), timeout=20)" ;;
         *) exit 0 ;;  # beat, migrate, manage: alive while their process runs
     esac
 fi
@@ -70,10 +82,63 @@ if [ -z "${DATABASE_URL:-}" ]; then
 fi
 
 # What the HEALTHCHECK reads; only the long-running roles write it, so `podman exec ...
-# manage ...` in a running container leaves its role as it was.
+# manage ...` in a running container leaves its role as it was (nor do the roles `all` runs).
 case "$ROLE" in
-    web | worker-* | beat) echo "$ROLE" > /tmp/medlitbot-role ;;
+    web | worker-* | beat | all)
+        if [ -z "${MEDLITBOT_SUPERVISED:-}" ]; then echo "$ROLE" > /tmp/medlitbot-role; fi ;;
 esac
+
+# A service named by a URL accepts connections, within SERVICE_WAIT_SECONDS; else a message
+# naming it (never the URL: it carries the password) and exit 1.
+wait_for_service() {  # NAME URL DEFAULT_PORT
+    python - "$1" "$2" "$3" "${SERVICE_WAIT_SECONDS:-120}" <<'PY'
+import socket, sys, time
+from urllib.parse import urlsplit
+
+name, url, default_port, limit = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+parts = urlsplit(url)
+where = (parts.hostname or "127.0.0.1", parts.port or default_port)
+deadline, said = time.monotonic() + limit, False
+while True:
+    try:
+        socket.create_connection(where, timeout=3).close()
+        break
+    except OSError as exc:
+        if time.monotonic() > deadline:
+            sys.exit(f"[medlitbot] {name} at {where[0]}:{where[1]} did not accept a connection "
+                     f"in {limit:g} s ({exc}); is its container running? (SERVICE_WAIT_SECONDS)")
+        if not said:
+            print(f"[medlitbot] waiting for {name} at {where[0]}:{where[1]} ...", file=sys.stderr)
+            said = True
+        time.sleep(1)
+PY
+}
+case "$ROLE" in
+    web | worker-* | beat | all | migrate)
+        case "${DATABASE_URL:-}" in
+            postgres://* | postgresql://* | pgsql://*)
+                wait_for_service PostgreSQL "$DATABASE_URL" 5432 ;;
+        esac
+        case "${CELERY_BROKER_URL:-${REDIS_URL:-}}" in
+            redis://* | rediss://*) wait_for_service Redis "${CELERY_BROKER_URL:-$REDIS_URL}" 6379 ;;
+        esac ;;
+esac
+# With a shared database the migrate role migrates: the others start once it has.
+if [ -n "${DATABASE_URL:-}" ] && [ -z "${MEDLITBOT_SUPERVISED:-}" ]; then
+    case "$ROLE" in
+        web | worker-* | beat)
+            waited=0
+            until python manage.py migrate --check >/dev/null 2>&1; do
+                if [ "$waited" -ge "${MIGRATE_WAIT_SECONDS:-600}" ]; then
+                    say "the database still has unapplied migrations after ${waited} s: run the migrate role (compose: docker compose run --rm migrate)"
+                    exit 1
+                fi
+                if [ "$waited" -eq 0 ]; then say "waiting for the migrate role to apply the migrations ..."; fi
+                sleep 5
+                waited=$((waited + 5))
+            done ;;
+    esac
+fi
 PREFIX="${CELERY_QUEUE_PREFIX:-}"
 CELERY=(python -m celery -A medlitbot_project)
 
@@ -86,7 +151,24 @@ case "$ROLE" in
         fi
         export WEB_BIND="${WEB_BIND:-0.0.0.0:${PORT:-8000}}"
         say "serving on $WEB_BIND"
+        if [ -z "${MEDLITBOT_SUPERVISED:-}" ]; then
+            say "this container runs the web server only: nothing trains or classifies until worker containers run (roles worker-training, worker-inference, beat), and /readyz answers 503 until then; the role all runs them here too"
+        fi
         exec gunicorn -c python:medlitbot_project.gunicorn_conf medlitbot_project.wsgi ;;
+    all)
+        # The whole app in one container: each role as its own process, restarted with backoff
+        # when it stops; their output is this container's (podman logs). Being the whole app,
+        # it migrates its database itself, SQLite or not.
+        python manage.py migrate --noinput
+        export MEDLITBOT_SUPERVISED=1 SUPERVISE_LOG="$LOG_DIR/supervisor.log"
+        # shellcheck source=scripts/supervise.sh
+        . scripts/supervise.sh
+        trap 'supervise_stop_all; exit 0' TERM INT
+        for role in worker-training worker-inference beat web; do
+            supervise_start "$role" /dev/stdout bash "$SELF" "$role"
+        done
+        say "started web on port ${PORT:-8000}, the training and inference workers and beat"
+        wait ;;
     worker-training)
         exec "${CELERY[@]}" worker --pool=solo --concurrency=1 --queues="${PREFIX}training" \
             --hostname="${WORKER_NAME:-training}@%h" --without-gossip --without-mingle \

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# The whole path through containers (issue 40; docs/deploy.md, "Containers"): build the image,
-# start Redis (with a password), PostgreSQL, web, both workers and beat as containers, migrate,
-# create a user, import the demo data through the API, train a TF-IDF model, classify a batch,
-# check /readyz; then stop and remove everything it started, whatever happened.
+# The whole path through containers (issue 40; docs/deploy.md, "Containers"): build the image
+# and the Redis and PostgreSQL images (docker/*.Containerfile, from Debian's packages on the same
+# base, so no registry is needed), start Redis (with a password), PostgreSQL, web, both workers
+# and beat as containers, migrate, create a user, import the demo data through the API, train a
+# TF-IDF model, classify a batch, check /readyz; then a worker container without Redis (the
+# filesystem broker) runs a task, and one container of the default role (all) is the whole app
+# with /readyz ready; with COMPOSE=1, compose.yaml's stack too. Then it stops and removes
+# everything it started, whatever happened.
 #
 #   bash scripts/container_test.sh
 #
@@ -11,18 +15,21 @@
 # never meets this machine's own Redis or PostgreSQL. Takes minutes: not part of .ci/run.
 #
 # Settings (environment):
-#   BASE_IMAGE      the Containerfile's base. Default: localhost/debian-base:bookworm if that
-#                   image exists, else python:3.11-slim-bookworm if it can be pulled, else a
-#                   base debootstrapped here (root and debootstrap needed) and kept for next time
+#   BASE_IMAGE      the Containerfile's base. Default: scripts/container_base.sh's choice
+#                   (localhost/debian-base:bookworm if that image exists, else
+#                   python:3.11-slim-bookworm if it can be pulled, else a base debootstrapped
+#                   here, root and debootstrap needed, and kept for next time)
 #   IMAGE           the tag to build (localhost/medlitbot:latest)
+#   COMPOSE=1       also run compose.yaml's stack (podman-compose or docker compose) offline,
+#                   on the images built here, and check its /readyz
 #   BUILD_NICE      niceness of the builds (10)
 #   KEEP_IMAGES=1   is the default: the images stay, so a rerun reuses every layer
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 
 IMAGE="${IMAGE:-localhost/medlitbot:latest}"
-SERVICES_IMAGE="${SERVICES_IMAGE:-localhost/medlitbot-test-services:bookworm}"
-LOCAL_BASE="localhost/debian-base:bookworm"
+REDIS_IMAGE="${REDIS_IMAGE:-localhost/medlitbot-redis:7}"
+POSTGRES_IMAGE="${POSTGRES_IMAGE:-localhost/medlitbot-postgres:15}"
 RUN_ID="medlitbot-ct-$$"
 T_START="$(date +%s.%N)"
 TMP="$(mktemp -d)"
@@ -63,7 +70,7 @@ CONTAINERS=()
 VOLUMES=()
 remove_all() {
     if [ "${#CONTAINERS[@]}" -gt 0 ]; then
-        E rm -f -t 20 "${CONTAINERS[@]}" >/dev/null 2>&1 || E rm -f "${CONTAINERS[@]}" >/dev/null 2>&1 || true
+        E rm -f -v -t 20 "${CONTAINERS[@]}" >/dev/null 2>&1 || E rm -f -v "${CONTAINERS[@]}" >/dev/null 2>&1 || true
     fi
     if [ "${#VOLUMES[@]}" -gt 0 ]; then E volume rm -f "${VOLUMES[@]}" >/dev/null 2>&1 || true; fi
     if [ "${#CONTAINERS[@]}" -gt 0 ] || [ "${#VOLUMES[@]}" -gt 0 ]; then
@@ -93,37 +100,7 @@ trap 'exit 143' TERM
 # --- the base image ------------------------------------------------------------------------------
 step "base image"
 if [ -z "${BASE_IMAGE:-}" ]; then
-    if E image exists "$LOCAL_BASE" 2>/dev/null || E image inspect "$LOCAL_BASE" >/dev/null 2>&1; then
-        BASE_IMAGE="$LOCAL_BASE"
-    elif timeout 120 "$ENGINE" pull -q python:3.11-slim-bookworm >/dev/null 2>&1; then
-        BASE_IMAGE=python:3.11-slim-bookworm
-    elif command -v debootstrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-        # No registry: Debian's own mirror (the one apt uses here) makes the base.
-        # apt's own list of what it fetches, not a grep of its files: those may be deb822
-        # .sources with no sources.list at all, and may name other vendors' "...-bookworm".
-        SUITES="$(apt-get indextargets --no-release-info --format '$(RELEASE) $(REPO_URI)' \
-                  'Created-By: Packages' 2>/dev/null | sort -u || true)"
-        MIRROR="$(printf '%s\n' "$SUITES" | awk '$1 == "bookworm" { print $2; exit }')"
-        MIRROR="${MIRROR:-http://deb.debian.org/debian/}"
-        SECURITY="$(printf '%s\n' "$SUITES" | awk '$1 == "bookworm-security" { print $2; exit }')"
-        say "no local base and no registry: debootstrap bookworm from $MIRROR"
-        nice -n "${BUILD_NICE:-10}" debootstrap --variant=minbase --include=ca-certificates \
-            bookworm "$TMP/rootfs" "$MIRROR" > "$TMP/debootstrap.log" 2>&1 \
-            || { tail -20 "$TMP/debootstrap.log"; fail "debootstrap"; }
-        printf 'deb %s bookworm main\ndeb %s bookworm-updates main\n' "$MIRROR" "$MIRROR" \
-            > "$TMP/rootfs/etc/apt/sources.list"
-        # The images' apt-get install then takes Debian's security fixes too.
-        if [ -n "$SECURITY" ]; then
-            printf 'deb %s bookworm-security main\n' "$SECURITY" >> "$TMP/rootfs/etc/apt/sources.list"
-        fi
-        rm -rf "$TMP"/rootfs/var/cache/apt/archives/*.deb "$TMP"/rootfs/var/lib/apt/lists/*
-        tar -C "$TMP/rootfs" -c . | "$ENGINE" import - "$LOCAL_BASE" > "$TMP/import.log" 2>&1 \
-            || { cat "$TMP/import.log"; fail "importing the base"; }
-        rm -rf "$TMP/rootfs"
-        BASE_IMAGE="$LOCAL_BASE"
-    else
-        fail "no base image: set BASE_IMAGE, reach a registry, or run as root with debootstrap"
-    fi
+    BASE_IMAGE="$(ENGINE="$ENGINE" bash scripts/container_base.sh)" || fail "no base image"
 fi
 say "base: $BASE_IMAGE"
 
@@ -131,7 +108,8 @@ say "base: $BASE_IMAGE"
 BUILD_ARGS=(--build-arg "BASE_IMAGE=$BASE_IMAGE")
 PIP_CONF="$(python3 -m pip config list 2>/dev/null || true)"
 pip_value() {  # the value of a pip setting: the environment's PIP_X, else pip config's
-    local env_name="PIP_$(echo "$1" | tr 'a-z-' 'A-Z_')"
+    local env_name
+    env_name="PIP_$(echo "$1" | tr 'a-z-' 'A-Z_')"
     if [ -n "${!env_name:-}" ]; then printf '%s' "${!env_name}"; return; fi
     printf '%s\n' "$PIP_CONF" | grep -E "^[^=]*\.$1=" | tail -n 1 | cut -d= -f2- | sed -E "s/^'(.*)'$/\1/" || true
 }
@@ -179,6 +157,7 @@ CONTEXT=.
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     CONTEXT="$TMP/context"
     mkdir -p "$CONTEXT"
+    # shellcheck disable=SC2016  # the inner sh expands "$f"
     git ls-files -z --cached --others --exclude-standard \
         | xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh \
         | tar --null -T - -cf - | tar -C "$CONTEXT" -xf -
@@ -195,11 +174,13 @@ done
 [[ "$IMAGE_BYTES" =~ ^[0-9]+$ ]] || fail "cannot read the size of $IMAGE: $IMAGE_BYTES"
 IMAGE_MB="$((IMAGE_BYTES / 1000000))"
 say "image $IMAGE: $IMAGE_MB MB"
-step "build $SERVICES_IMAGE (Redis, PostgreSQL)"
-nice -n "${BUILD_NICE:-10}" "$ENGINE" build "${FORMAT[@]}" --network=host \
-    --build-arg "BASE_IMAGE=$BASE_IMAGE" -f docker/test-services.Containerfile \
-    -t "$SERVICES_IMAGE" docker > "$TMP/services-build.log" 2>&1 \
-    || { tail -40 "$TMP/services-build.log"; fail "building $SERVICES_IMAGE"; }
+for pair in "redis:$REDIS_IMAGE" "postgres:$POSTGRES_IMAGE"; do
+    step "build ${pair#*:} (docker/${pair%%:*}.Containerfile, Debian's package)"
+    nice -n "${BUILD_NICE:-10}" "$ENGINE" build "${FORMAT[@]}" --network=host \
+        --build-arg "BASE_IMAGE=$BASE_IMAGE" -f "docker/${pair%%:*}.Containerfile" \
+        -t "${pair#*:}" docker > "$TMP/services-build.log" 2>&1 \
+        || { tail -40 "$TMP/services-build.log"; fail "building ${pair#*:}"; }
+done
 
 # --- the path through containers -------------------------------------------------------------------
 T_PATH="$(now)"
@@ -239,23 +220,17 @@ wait_for() {  # SECONDS WHAT COMMAND...: retry COMMAND every second until it suc
 
 step "start Redis (password) on $REDIS_PORT and PostgreSQL on $PG_PORT"
 CONTAINERS+=("$RUN_ID-redis")
-E run -d --name "$RUN_ID-redis" --network=host --user redis -e "REDISCLI_AUTH=$REDIS_PASSWORD" \
-    "$SERVICES_IMAGE" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 \
-    --requirepass "$REDIS_PASSWORD" --save "" --appendonly no --dir /tmp >/dev/null
+E run -d --name "$RUN_ID-redis" --network=host -e "REDISCLI_AUTH=$REDIS_PASSWORD" \
+    "$REDIS_IMAGE" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 \
+    --requirepass "$REDIS_PASSWORD" --save "" --appendonly no >/dev/null
+# The image's own entrypoint makes the cluster and the database, as compose.yaml starts it.
 CONTAINERS+=("$RUN_ID-postgres")
-E run -d --name "$RUN_ID-postgres" --network=host --user postgres -e "PGPASSWORD=$PG_PASSWORD" \
-    "$SERVICES_IMAGE" bash -c '
-        set -e
-        printf "%s" "$PGPASSWORD" > /tmp/pw
-        initdb -D /tmp/pgdata -U medlitbot --pwfile=/tmp/pw --auth=scram-sha-256 \
-            -E UTF8 --locale=C.UTF-8 >/dev/null
-        rm /tmp/pw
-        exec postgres -D /tmp/pgdata -c listen_addresses=127.0.0.1 -p '"$PG_PORT"' \
-            -c unix_socket_directories=/tmp -c fsync=off' >/dev/null
+E run -d --name "$RUN_ID-postgres" --network=host -e POSTGRES_USER=medlitbot \
+    -e "POSTGRES_PASSWORD=$PG_PASSWORD" -e POSTGRES_DB=medlitbot "$POSTGRES_IMAGE" \
+    postgres -p "$PG_PORT" -c listen_addresses=127.0.0.1 -c fsync=off >/dev/null
 wait_for 60 "Redis" sh -c "$ENGINE exec $RUN_ID-redis redis-cli -p $REDIS_PORT ping | grep -q PONG"
-wait_for 60 "PostgreSQL" "$ENGINE" exec "$RUN_ID-postgres" pg_isready -h 127.0.0.1 -p "$PG_PORT"
-E exec -e "PGPASSWORD=$PG_PASSWORD" "$RUN_ID-postgres" \
-    psql -h 127.0.0.1 -p "$PG_PORT" -U medlitbot -d postgres -qc "CREATE DATABASE medlitbot" >/dev/null
+wait_for 120 "PostgreSQL" "$ENGINE" exec -e "PGPASSWORD=$PG_PASSWORD" "$RUN_ID-postgres" \
+    psql -h 127.0.0.1 -p "$PG_PORT" -U medlitbot -d medlitbot -qc "SELECT 1"
 # A wrong password is refused: the services are not open.
 if E exec -e PGPASSWORD=wrong "$RUN_ID-postgres" psql -h 127.0.0.1 -p "$PG_PORT" -U medlitbot \
         -d medlitbot -qc "SELECT 1" >/dev/null 2>&1; then fail "PostgreSQL took a wrong password"; fi
@@ -354,6 +329,63 @@ for name in web training inference; do
     E exec "$RUN_ID-$name" /app/scripts/container_entrypoint.sh healthcheck >/dev/null 2>&1 \
         || fail "the healthcheck of $name failed"
 done
+step "stop the stack; a worker container without Redis runs a task (filesystem broker)"
+remove_all
+NOREDIS_ENV=(-e "SECRET_KEY=$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))')")
+VOLUMES+=("$RUN_ID-alone")
+E volume create "$RUN_ID-alone" >/dev/null
+E run --rm --network=host -v "$RUN_ID-alone:/data" "${NOREDIS_ENV[@]}" "$IMAGE" migrate \
+    > "$TMP/alone-migrate.log" 2>&1 || { tail -30 "$TMP/alone-migrate.log"; fail "migrate (SQLite)"; }
+CONTAINERS+=("$RUN_ID-noredis")
+E run -d --name "$RUN_ID-noredis" --hostname "$RUN_ID-noredis" --network=host \
+    -v "$RUN_ID-alone:/data" "${NOREDIS_ENV[@]}" "$IMAGE" worker-inference >/dev/null
+wait_for 120 "the worker without Redis" sh -c "$ENGINE logs $RUN_ID-noredis 2>&1 | grep -q ' ready\.'"
+# ping_worker sends a task through the same broker folder and waits for the row it writes.
+E exec "$RUN_ID-noredis" /app/scripts/container_entrypoint.sh manage ping_worker \
+    --queue inference --queue default --timeout 60 --roundtrip > "$TMP/ping.log" 2>&1 || { cat "$TMP/ping.log"; fail "the worker without Redis ran no task"; }
+remove_all
+
+step "one container of the default role (all): web, workers and beat, /readyz ready"
+VOLUMES+=("$RUN_ID-all")
+E volume create "$RUN_ID-all" >/dev/null
+CONTAINERS+=("$RUN_ID-all")
+E run -d --name "$RUN_ID-all" --hostname "$RUN_ID-all" --network=host -v "$RUN_ID-all:/data" \
+    -e "PORT=$WEB_PORT" -e WORKER_HEARTBEAT_INTERVAL=2 "$IMAGE" >/dev/null
+wait_for 240 "/readyz of the one container" curl -sf "$BASE_URL/readyz"
+E exec "$RUN_ID-all" /app/scripts/container_entrypoint.sh healthcheck >/dev/null 2>&1 \
+    || fail "the healthcheck of the one container failed"
+remove_all
+
+if [ "${COMPOSE:-0}" = 1 ]; then
+    step "compose.yaml's stack, offline, on the images built here"
+    if command -v podman-compose >/dev/null 2>&1; then COMPOSE_CMD=(podman-compose)
+    elif docker compose version >/dev/null 2>&1; then COMPOSE_CMD=(docker compose)
+    else fail "COMPOSE=1 needs podman-compose or docker compose"; fi
+    ENV_FILE="$TMP/compose.env"
+    {
+        echo "SECRET_KEY=$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))')"
+        echo "POSTGRES_PASSWORD=$(secret)"
+        echo "REDIS_PASSWORD=$(secret)"
+        echo "BASE_IMAGE=$BASE_IMAGE"
+        echo "MEDLITBOT_IMAGE=$IMAGE"
+        echo "REDIS_IMAGE=$REDIS_IMAGE"
+        echo "POSTGRES_IMAGE=$POSTGRES_IMAGE"
+        echo "WEB_PORT=$WEB_PORT"
+    } > "$ENV_FILE"
+    # As the docs say: the variables exported (podman-compose 1.0 has no --env-file).
+    set -a
+    # shellcheck source=/dev/null
+    . "$ENV_FILE"
+    set +a
+    COMPOSE_RUN=("${COMPOSE_CMD[@]}" -p "$RUN_ID" -f compose.yaml)
+    compose_down() { "${COMPOSE_RUN[@]}" down -v > "$TMP/compose-down.log" 2>&1 || true; }
+    trap 'compose_down; cleanup' EXIT
+    "${COMPOSE_RUN[@]}" up -d > "$TMP/compose-up.log" 2>&1 \
+        || { tail -40 "$TMP/compose-up.log"; compose_down; fail "compose up"; }
+    wait_for 300 "compose's /readyz" curl -sf "http://127.0.0.1:$WEB_PORT/readyz"
+    compose_down
+    trap cleanup EXIT
+fi
 step "stop and remove every container and volume it started"
 remove_all
 step ""

@@ -151,8 +151,8 @@ def test_compose_runs_only_roles_the_entrypoint_knows_and_holds_no_secret() -> N
         assert "${POSTGRES_PASSWORD:?" in service["environment"]["DATABASE_URL"]
         assert "${REDIS_PASSWORD:?" in service["environment"]["REDIS_URL"]
     # Redis answers only with its password; web, the workers and beat wait for migrate.
-    assert services["redis"]["command"][1:3] == ["--requirepass",
-                                                 "${REDIS_PASSWORD:?set REDIS_PASSWORD in .env}"]
+    assert services["redis"]["command"][1:3] == [
+        "--requirepass", "${REDIS_PASSWORD:?set REDIS_PASSWORD in .env.containers}"]
     for name in ("web", "worker-training", "worker-inference", "beat"):
         assert services[name]["depends_on"]["migrate"]["condition"] == \
             "service_completed_successfully"
