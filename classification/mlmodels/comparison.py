@@ -47,23 +47,32 @@ MULTI_LABEL = (("micro_f1", "Micro-F1"), ("macro_f1", "Macro-F1"),
 COMPARE_ERRORS = (ValueError, DatasetFileError, OSError)
 
 
-def _scores(weights: np.ndarray, truth: np.ndarray, pred: np.ndarray, *,
-            multi_label: bool, label_names: list[str]) -> dict[str, np.ndarray]:
-    """Every metric of `pred`, one score per row of `weights` (how often each row counts)."""
-    tp, predicted, actual = weights @ (pred * truth), weights @ pred, weights @ truth
-    total = np.maximum(weights.sum(axis=1), 1.0)
-    out: dict[str, np.ndarray] = {}
-    if multi_label:
-        out["subset_accuracy"] = weights @ (pred == truth).all(axis=1).astype(weights.dtype) / total
-    else:  # one true and one predicted class per row: micro-F1 is the accuracy
-        out["accuracy"] = weights @ (pred * truth).sum(axis=1).astype(weights.dtype) / total
-    denom = predicted.sum(axis=1) + actual.sum(axis=1)
-    out["micro_f1"] = np.where(denom > 0, 2 * tp.sum(axis=1) / np.maximum(denom, 1), 0.0)
-    out["macro_f1"] = macro_f1_of_counts(tp=tp, predicted=predicted, actual=actual)
-    label_denom = predicted + actual
-    per_label = np.where(label_denom > 0, 2 * tp / np.maximum(label_denom, 1), 0.0)
-    for j, name in enumerate(label_names):
-        out[f"f1:{name}"] = per_label[:, j]
+def _scores(weights: np.ndarray, truth: np.ndarray, preds: list[np.ndarray], *,
+            multi_label: bool, label_names: list[str]) -> list[dict[str, np.ndarray]]:
+    """Every metric of each of `preds`, one score per row of `weights` (how often each row
+    counts). The per-row columns every metric needs (the truth, and per model its hits, its
+    labels given and whether the row is right) are counted in one product with `weights`."""
+    labels = truth.shape[1]
+    columns = [truth]
+    for pred in preds:
+        right = (pred == truth).all(axis=1) if multi_label else (pred * truth).sum(axis=1)
+        columns += [pred * truth, pred, right[:, None].astype(truth.dtype)]
+    counts = weights @ np.hstack(columns)
+    actual, total = counts[:, :labels], np.maximum(weights.sum(axis=1), 1.0)
+    out = []
+    for k in range(len(preds)):
+        base = labels + k * (2 * labels + 1)
+        tp, predicted = counts[:, base:base + labels], counts[:, base + labels:base + 2 * labels]
+        # Single-label: one true and one given class per row, so micro-F1 is the accuracy.
+        scores = {"subset_accuracy" if multi_label else "accuracy":
+                  counts[:, base + 2 * labels] / total}
+        denom = predicted.sum(axis=1) + actual.sum(axis=1)
+        scores["micro_f1"] = np.where(denom > 0, 2 * tp.sum(axis=1) / np.maximum(denom, 1), 0.0)
+        scores["macro_f1"] = macro_f1_of_counts(tp=tp, predicted=predicted, actual=actual)
+        label_denom = predicted + actual
+        per_label = np.where(label_denom > 0, 2 * tp / np.maximum(label_denom, 1), 0.0)
+        scores.update({f"f1:{name}": per_label[:, j] for j, name in enumerate(label_names)})
+        out.append(scores)
     return out
 
 
@@ -115,9 +124,9 @@ def comparison_figures(*, rows: ComparedRows, models: list[dict[str, Any]],
     ones = np.ones((1, n), dtype=np.float32)
     shape = {"multi_label": rows.multi_label, "label_names": rows.label_names}
     preds = [np.asarray(p, dtype=np.float32) for p in rows.preds]
-    points = [_scores(ones.astype(np.float64), truth.astype(np.float64), p.astype(np.float64),
-                      **shape) for p in preds]
-    resampled = [_scores(weights, truth, p, **shape) for p in preds]
+    points = _scores(ones.astype(np.float64), truth.astype(np.float64),
+                     [p.astype(np.float64) for p in preds], **shape)
+    resampled = _scores(weights, truth, preds, **shape)
     names = metric_names(multi_label=rows.multi_label, label_names=rows.label_names)
     out_models = [
         {**model, "metrics": {key: {"value": float(point[key][0]),
