@@ -60,11 +60,15 @@ def test_the_pipeline_loads_with_skops_and_the_trusted_types_the_card_lists(
     rules = json.loads((folder / "postprocess.json").read_text())
     card = (folder / "README.md").read_text()
     assert f"trusted={rules['skops_trusted_types']!r}" in card
-    script = ("import json, skops.io; "
-              f"p = skops.io.load({str(folder / 'model.skops')!r}, "
+    script = ("import json, sys, skops.io; "
+              f"parts = skops.io.load({str(folder / 'model.skops')!r}, "
               f"trusted={rules['skops_trusted_types']!r}); "
-              "print(json.dumps([type(p).__name__, p.predict_proba(['cardiac study']).shape[1]]))")
-    assert json.loads(run_outside(["-c", script], cwd=tmp_path)) == ["Pipeline", len(LABELS)]
+              f"sys.path.insert(0, {str(folder)!r}); import predict; "
+              "p = predict.pipeline_load(); "
+              "print(json.dumps([sorted(parts), type(p).__name__, "
+              "p.predict_proba(['cardiac study']).shape[1]]))")
+    assert json.loads(run_outside(["-c", script], cwd=tmp_path)) == [
+        ["head", "vectorizer", "vectorizer__terms"], "Pipeline", len(LABELS)]
 
 
 def test_the_model_card_names_labels_split_sizes_and_metrics_with_intervals(

@@ -2,7 +2,8 @@
 
 A transformer becomes a Hugging Face folder (config.json with its labels and problem type,
 safetensors weights, the tokenizer) beside onnx/model.onnx where the ONNX export works; a TF-IDF
-model becomes one scikit-learn Pipeline saved with skops. What the app applies after the model
+model is its vectorizer and head in skops (predict.py's pipeline_load makes them one scikit-learn
+Pipeline). What the app applies after the model
 (calibration, per-label thresholds or class offsets, the "no label" rule) is postprocess.json,
 and predict.py (export_predict.py, copied as it stands) applies it with numpy alone, so the
 folder predicts what the app predicts. A kind that cannot be reproduced that way is refused
@@ -146,18 +147,15 @@ def _onnx_gap(*, model: Any, tokenizer: Any, path: Path) -> float:
     return float(np.abs(graph - own).max())
 
 
-def _skops_write(*, out: Path, clf: Any) -> dict[str, Any]:
-    """The vectorizer and head as one Pipeline in model.skops, and the types loading it must
-    trust beyond skops's defaults (all of them ones the app trusts itself)."""
-    import zipfile as zf
-
-    from sklearn.pipeline import Pipeline
-
+def _skops_write(*, source: Path, out: Path) -> dict[str, Any]:
+    """The artifact's own model.skops, as it stands: the vectorizer and head, each vocabulary
+    kept as an array of its terms in column order (sklearn_files says why: as a dict, skops
+    writes one JSON node per term, and a demo-sized TF-IDF model took minutes to dump). The
+    types loading it must trust beyond skops's defaults are all ones the app trusts itself."""
     from classification.engine import sklearn_files
 
     skops_io = sklearn_files._skops_io()
-    pipeline = Pipeline([("vectorizer", clf.vectorizer), ("head", clf.head)])
-    skops_io.dump(pipeline, out / SKOPS_FILE, compression=zf.ZIP_DEFLATED, compresslevel=6)
+    shutil.copy2(source / sklearn_files.SKOPS_FILE, out / SKOPS_FILE)
     trusted = sorted(skops_io.get_untrusted_types(file=out / SKOPS_FILE))
     unknown = sorted(set(trusted) - set(sklearn_files.TRUSTED_TYPES))
     if unknown:
@@ -228,7 +226,7 @@ def mlmodel_export(*, ml_model: MLModel) -> Path:
     out = Path(tempfile.mkdtemp(prefix="medlitbot-export-"))
     try:
         written = (_hf_write(source=folder, out=out, clf=clf) if backend == "transformers"
-                   else _skops_write(out=out, clf=clf))
+                   else _skops_write(source=folder, out=out))
         rules = _rules(clf=clf, backend=backend, written=written)
         (out / "postprocess.json").write_text(json.dumps(rules, indent=2), encoding="utf-8")
         shutil.copy2(PREDICT_SCRIPT, out / "predict.py")

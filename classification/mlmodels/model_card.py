@@ -143,8 +143,10 @@ def _files(*, rules: dict[str, Any], onnx_note: str | None) -> list[str]:
     else:
         trusted = rules["skops_trusted_types"]
         lines += ["```python", "import skops.io",
-                  f"pipeline = skops.io.load(\"model.skops\", trusted={trusted!r})",
-                  "raw = pipeline.predict_proba(texts)  # before calibration", "```", "",
+                  f"parts = skops.io.load(\"model.skops\", trusted={trusted!r})",
+                  "# vectorizer, head, and each vocabulary as its terms in column order:",
+                  "from predict import pipeline_load  # sets them back, builds the Pipeline",
+                  "raw = pipeline_load().predict_proba(texts)  # before calibration", "```", "",
                   "Trusted types beyond skops's defaults: "
                   + (", ".join(f"`{t}`" for t in trusted) or "none") + "."]
     lines += ["", "The app's predictions are the raw probabilities through postprocess.json "
