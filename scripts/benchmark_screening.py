@@ -8,6 +8,12 @@ highlight terms, as next.json answers); and a save (services.decision_record, as
 calls it, with screen_progress, which its answer carries). Prints p50/p95/max in ms for each,
 and the refreshes' number and duration.
 
+With `--first-ranking`: the seconds from a session's first yes and no to the first ranked record
+served, on a 2,000-record collection of the demo data (demo_data/medlit_challenge.csv), with a
+real inference worker and a real training worker fine-tuning MiniLM on the same machine
+meanwhile; `--follow S` also waits for the sentence vectors and the ranker judged with them.
+Prints one figure a line, then a JSON line.
+
 The refresh runs in a thread of this process by default (it then holds the GIL while it
 tokenises, which the product never does: there it runs on the inference worker), or, with
 `--refresh-in process`, in a process of its own, as the inference worker runs it.
@@ -15,6 +21,8 @@ tokenises, which the product never does: there it runs on the inference worker),
     DJANGO_SETTINGS_MODULE=medlitbot_project.settings_test DATABASE_URL=sqlite:////tmp/b.sqlite3 \
         .venv/bin/python manage.py migrate && ... .venv/bin/python scripts/benchmark_screening.py \
         [--records 20000] [--min-calls 200] [--refresh-in thread|process]
+    ... .venv/bin/python scripts/benchmark_screening.py --first-ranking [--records 2000] \
+        [--follow 900]    # Redis running; the script starts and stops its two workers
 """
 
 from __future__ import annotations
@@ -166,6 +174,153 @@ def _measure(session, user, records: int, *, min_calls: int, refresh_in: str) ->
     ScreeningSession.objects.filter(pk=session.pk).update(ranker_error="")
 
 
+def _worker_start(queues: str, pool: str, concurrency: int, log: Path) -> Any:
+    import os
+    import subprocess
+    import uuid
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "medlitbot_project", "worker", f"--pool={pool}",
+         f"--concurrency={concurrency}", f"--queues={queues}", "--without-gossip",
+         "--without-mingle", "--loglevel=INFO", f"--hostname=bench-{uuid.uuid4().hex[:8]}@%h"],
+        cwd=ROOT, env=dict(os.environ), stdout=log.open("ab"), stderr=subprocess.STDOUT,
+        start_new_session=True)  # its own group: the training process it spawns stops with it
+    deadline = time.monotonic() + 180
+    while " ready." not in log.read_text(errors="replace"):
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the {queues} worker did not start:\n{log.read_text()}")
+        time.sleep(0.5)
+    return process
+
+
+def _collection(user: Any, records: int, folder: Path) -> Any:
+    from django.core.files import File
+
+    from dataset_management.services import dataset_create_from_upload
+    from projects import services as project_services
+
+    with (ROOT / "demo_data" / "medlit_challenge.csv").open(encoding="utf-8-sig") as handle:
+        rows = list(csv.DictReader(handle, delimiter=";"))[:records]
+    if len(rows) < records:
+        raise SystemExit(f"demo_data holds {len(rows)} records, fewer than --records")
+    path = folder / "first-ranking.csv"
+    with path.open("w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["title", "abstract", "labels"])
+        writer.writerows([r["title"], r["abstract"], r["group"]] for r in rows)
+    project = project_services.project_create(user=user, name="First ranking benchmark")
+    with path.open("rb") as handle:
+        return dataset_create_from_upload(
+            owner=user, project=project, name=f"demo {records}",
+            uploaded_file=File(handle, name=path.name),
+            mapping={"title_column": "title", "abstract_column": "abstract",
+                     "label_column": "labels"})
+
+
+def first_ranking(records: int = 2000, label: str = "oncological",
+                  follow_s: float = 0.0) -> dict[str, Any]:
+    """Seconds from the first yes and no to the first ranked record served, on a real
+    inference worker (threads, 2, as shipped) while a real training worker fine-tunes MiniLM
+    on the same collection; with `follow_s`, also how long the sentence vectors took and the
+    ranker judged best once they were in."""
+    import os
+    import signal
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="medlitbot-first-ranking-"))
+    os.environ.update(SCREENING_RANKER="svm-embed", EMBEDDING_CACHE_DIR=str(folder / "cache"),
+                      CELERY_QUEUE_PREFIX=f"bench{os.getpid()}-")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    from classification import services as classification_services
+    from classification.models import TrainingJob
+
+    user, _ = get_user_model().objects.get_or_create(username="bench", is_staff=True)
+    dataset = _collection(user, records, folder)
+    workers = [_worker_start(settings.QUEUE_TRAINING, "solo", 1, folder / "training.log"),
+               _worker_start(settings.QUEUE_INFERENCE, "threads", 2, folder / "inference.log")]
+    try:
+        job = classification_services.training_job_create(
+            owner=user, dataset=dataset, model_type="minilm", name="load", config={"epochs": 3})
+        while (status := TrainingJob.objects.get(pk=job.pk).status) != "running":
+            if status in ("failed", "cancelled", "completed"):
+                raise SystemExit(f"the training job is {status}: {folder / 'training.log'}")
+            time.sleep(0.5)
+        return _first_ranking_timed(user, dataset, label, follow_s=follow_s,
+                                    training=job.pk) | {"records": records}
+    finally:
+        for worker in workers:  # a warm shutdown would wait for the training to end
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(timeout=60)
+
+
+def _first_ranking_timed(user: Any, dataset: Any, label: str, *, follow_s: float,
+                         training: Any) -> dict[str, Any]:
+    from classification.models import TrainingJob
+    from screening import selectors, services
+    from screening.models import ScreeningSession
+
+    created = time.perf_counter()
+    session = services.session_create(user=user, dataset=dataset, name="first ranking",
+                                      labels=[label])
+    given: set[str] = set()
+    while given != {"yes", "no"}:
+        record = selectors.record_next(user=user, session=session)
+        value = "yes" if label in (record.truth or []) else "no"
+        services.decision_record(user=user, record=record, values={label: value})
+        given.add(value)
+    both, decided = time.perf_counter(), session.records.filter(done=True).count()
+    said = [selectors.session_summary(session=session)["ranking"]["text"]]
+    while label not in selectors.record_next(user=user, session=session).scores:
+        time.sleep(0.1)
+    served = time.perf_counter()
+    while (summary := selectors.session_summary(session=session))["ranker_running"]:
+        time.sleep(0.1)  # the scores are written before the lock is released
+    said.append(summary["ranking"]["text"])
+    result: dict[str, Any] = {
+        "decided_before_both": decided, "first_ranked_s": round(served - both, 2),
+        "training_running": TrainingJob.objects.get(pk=training).status == "running",
+        "said_after_both": said[0], "said_when_served": said[1]}
+    deadline = created + follow_s
+    while follow_s and time.perf_counter() < deadline:
+        with_vectors = ScreeningSession.objects.filter(pk=session.pk,
+                                                       ranker_choice__vectors=True).exists()
+        summary = selectors.session_summary(session=session)
+        vectors = summary["ranking"]["vectors"]
+        if vectors["ready"] >= vectors["total"] and "vectors_s" not in result:
+            result["vectors_s"] = round(time.perf_counter() - created, 1)
+        if with_vectors and not summary["ranker_running"]:
+            result["judged"] = summary["ranking"]["text"]
+            break
+        if "vectors_s" in result and not summary["ranker_running"]:
+            record = selectors.record_next(user=user, session=session)  # ranker_every more
+            services.decision_record(user=user, record=record, values={
+                label: "yes" if label in (record.truth or []) else "no"})
+        time.sleep(0.5)
+    return result
+
+
 if __name__ == "__main__":
-    options = arguments()
-    main(records=options.records, min_calls=options.min_calls, refresh_in=options.refresh_in)
+    import json
+
+    if "--first-ranking" in sys.argv:
+        parser = argparse.ArgumentParser(description="Seconds from the first yes and no to "
+                                         "the first ranked record, while a training runs.")
+        parser.add_argument("--first-ranking", action="store_true")
+        parser.add_argument("--records", type=int, default=2000)
+        parser.add_argument("--follow", type=float, default=0.0,
+                            help="also wait this many seconds for the sentence vectors and "
+                                 "the ranker judged with them")
+        options = parser.parse_args()
+        figures = first_ranking(records=options.records, follow_s=options.follow)
+        for key, value in figures.items():
+            print(f"{key}: {value}")
+        print(json.dumps(figures))
+    else:
+        options = arguments()
+        main(records=options.records, min_calls=options.min_calls,
+             refresh_in=options.refresh_in)
