@@ -92,9 +92,10 @@ def ranking_state(*, session: ScreeningSession, records: int) -> dict[str, Any]:
         text = "; ".join(f"{label}: " + (ranked[label]["text"] if label in ranked
                                          else "random order until it has a yes and a no")
                          for label in session.labels)
-    if ranked and vectors["wanted"] and not choice.get("vectors") and not vectors["error"]:
+    if ranked and vectors["wanted"] and not choice.get("vectors"):
         ready, total = vectors["ready"], vectors["total"]
-        text += (f"; sentence vectors {100 * ready // total}% ready" if ready < total else
+        text += (f"; {vectors['error']}" if vectors["error"] else
+                 f"; sentence vectors {100 * ready // total}% ready" if ready < total else
                  "; sentence vectors ready, judged at the next refresh")
     if ranker_running(session=session):
         # Before the first ranking the random order is about to end: say only that it is.
