@@ -1,7 +1,8 @@
 """The New model page and a search estimate the same training with one formula
 (engine/time_estimate.py): for the same kind, rows, epochs, length and threads, the page's
 figure is the search's estimate of its first trial; once a job of the kind has finished on
-this install, both move to the rate it ran at."""
+this install, both move to the rate it ran at. A search's slow TF-IDF trials slow only the
+estimates of its other TF-IDF kinds, never a transformer's or an embedding kind's."""
 
 from __future__ import annotations
 
@@ -97,3 +98,40 @@ def test_a_finished_job_moves_the_page_and_the_search_to_the_rate_it_ran_at(
     assert after != pytest.approx(before, rel=0.05)
     assert search_seconds(search_job, tmp_path, model_type) == pytest.approx(after, rel=1e-6)
     assert model_type in time_estimate.rates_read(folder=tmp_path)
+
+
+def default_trial(model_type: str, seconds: float):
+    import optuna
+
+    from classification.engine.search_space import defaults, prefixed
+
+    spec = REGISTRY[model_type]
+    params = {"model_type": model_type, **prefixed(spec, defaults(spec))}
+    distributions = {name: optuna.distributions.CategoricalDistribution([value])
+                     for name, value in params.items()}
+    return optuna.trial.create_trial(params=params, distributions=distributions, value=0.5,
+                                     user_attrs={"seconds": seconds, "default": True})
+
+
+def test_a_slow_tfidf_trial_slows_the_next_tfidf_kind_but_not_a_transformer() -> None:
+    from classification.engine import search_estimates
+    from classification.engine.search_space import defaults
+
+    rows = search_estimates.TrialRows(train=SIZES["train"], validation=SIZES["validation"],
+                                      p95_words=float(WORDS))
+    plan = DevicePlan(**PLAN)
+
+    def first(model_type: str, trials: list) -> float:
+        spec = REGISTRY[model_type]
+        slowdown = search_estimates.slowdown(spec=spec, trials=trials, device_plan=plan,
+                                             rows=rows, fits_of=lambda s: 1)
+        return search_estimates.trial_seconds(spec=spec, settings=defaults(spec), trials=trials,
+                                              device_plan=plan, rows=rows, slowdown=slowdown)
+
+    tfidf = REGISTRY["tfidf_logreg"]
+    ten_times = 10 * search_estimates.prior_seconds(
+        spec=tfidf, settings=defaults(tfidf), device_plan=plan, rows=rows)
+    trials = [default_trial("tfidf_logreg", ten_times)]
+    assert first("tfidf_svm", trials) == pytest.approx(10 * first("tfidf_svm", []))
+    assert first("minilm", trials) == pytest.approx(first("minilm", []))
+    assert first("minilm_embed_logreg", trials) == pytest.approx(first("minilm_embed_logreg", []))
