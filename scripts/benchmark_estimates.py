@@ -7,9 +7,13 @@ other through training_job_create, as the page's Start button does. Before each 
 the estimate the page would show at that moment (classification.estimates: the registry's
 speeds until this machine has finished a job of the type, then the measured ones), and after it
 the job's real duration (started -> finished, as the job page shows it). Target: every
-estimate within 2x of the actual.
+estimate within 2x of the actual. --tiny-bert adds two jobs of the custom kind on a 2-layer
+BERT folder built on the spot (tests/tinybert.py), estimated by the folder's size as the search
+estimates it. --figures computes, without training, what the page and a search's first trial
+estimate at the given sizes (time_estimate.py: both are the same formula).
 
-    .venv/bin/python scripts/benchmark_estimates.py [--skip-minilm]
+    .venv/bin/python scripts/benchmark_estimates.py [--skip-minilm] [--tiny-bert]
+    .venv/bin/python scripts/benchmark_estimates.py --figures [--rows 1500] [--threads 2]
 
 Last line: one JSON object with every job's estimate, actual and ratio.
 """
@@ -61,25 +65,66 @@ def start_worker(scratch: Path) -> subprocess.Popen[bytes]:
 
 
 def page_estimate(dataset: Any, model_type: str, config: dict[str, Any]) -> float:
-    """What the New model page shows for this choice right now (model_new.js's formula)."""
-    from classification.estimates import estimator_data, training_estimate_seconds
+    """What the New model page shows for this choice right now (model_new.js's formula); for a
+    custom folder, scaled by its size as a search scales it."""
+    from classification.engine import model_size, time_estimate
+    from classification.engine.registry import REGISTRY
+    from classification.estimates import estimator_data
     from dataset_management.models import Dataset
 
     estimator, plan, _ = estimator_data(datasets=Dataset.objects.filter(pk=dataset.pk),
                                         presets={})
-    data = estimator["datasets"][str(dataset.pk)]
-    return training_estimate_seconds(
-        model_type=model_type, sizes=data["sizes"], epochs=int(config.get("epochs", 3)),
+    data, spec = estimator["datasets"][str(dataset.pk)], REGISTRY[model_type]
+    ratio = model_size.work_ratio(model_path=config.get("model_path"),
+                                  reference=spec.speed.measured_on) \
+        if spec.speed.measured_on else 1.0
+    return time_estimate.estimate_seconds(
+        spec=spec, train=data["sizes"]["train"], validation=data["sizes"]["validation"],
+        test=data["sizes"]["test"], epochs=int(config.get("epochs", 3)),
         max_length=int(config.get("max_length", 256)), p95_words=data["p95_words"],
         rate=estimator["rates"][model_type], threads=int(plan.get("threads") or 1),
-        device=str(plan.get("device", "cpu")),
-    )
+        device=str(plan.get("device", "cpu")), work_ratio=ratio)
+
+
+def figures(*, rows: int, threads: int, p95_words: float) -> None:
+    """The page's estimate and a search's first-trial estimate for MiniLM and its embedding
+    kind at `rows` (80/10/10 splits), from the registry's figures; no training."""
+    from classification.engine import search_estimates, time_estimate
+    from classification.engine.device import DevicePlan
+    from classification.engine.registry import REGISTRY
+    from classification.engine.search_space import defaults
+
+    train, val = rows * 8 // 10, rows // 10
+    test = rows - train - val
+    for key in ("minilm", "minilm_embed_logreg"):
+        spec, settings = REGISTRY[key], defaults(REGISTRY[key])
+        epochs, length = int(settings.get("epochs", 1)), int(settings.get("max_length", 256))
+        page = time_estimate.estimate_seconds(
+            spec=spec, train=train, validation=val, test=test, epochs=epochs,
+            max_length=length, p95_words=p95_words,
+            rate=spec.speed.samples_per_second_per_thread, threads=threads, device="cpu")
+        trial = search_estimates.prior_seconds(
+            spec=spec, settings=settings, device_plan=DevicePlan(device="cpu", threads=threads),
+            rows=search_estimates.TrialRows(train=train, validation=val, p95_words=p95_words))
+        print(json.dumps({"model_type": key, "train": train, "validation": val, "test": test,
+                          "epochs": epochs, "max_length": length, "page_s": round(page, 1),
+                          "search_first_trial_s": round(trial, 1)}))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     parser.add_argument("--skip-minilm", action="store_true", help="TF-IDF and embeddings only")
+    parser.add_argument("--tiny-bert", action="store_true", help="also a tiny custom BERT")
+    parser.add_argument("--only", nargs="*", help="only these model types")
+    parser.add_argument("--figures", action="store_true", help="estimates only, no training")
+    parser.add_argument("--rows", type=int, default=1500)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--p95-words", type=float, default=250.0)
     args = parser.parse_args()
+    if args.figures:
+        sys.path.insert(0, str(ROOT))
+        figures(rows=args.rows, threads=args.threads, p95_words=args.p95_words)
+        return 0
     scratch = Path(tempfile.mkdtemp(prefix="medlitbot-estimates-"))
     os.environ.update(
         DJANGO_SETTINGS_MODULE="medlitbot_project.settings_test", MEDLITBOT_TEST_DIR=str(scratch),
@@ -115,6 +160,16 @@ def main() -> int:
     ]
     if not args.skip_minilm:
         plan += [("minilm", "half", QUICK), ("minilm", "demo", QUICK)]
+    if args.tiny_bert:
+        from tests.tinybert import build_tiny_bert
+
+        folder = str(build_tiny_bert(scratch / "tiny-bert"))
+        user.is_staff = True
+        user.save(update_fields=["is_staff"])
+        plan += [("custom", "half", {**QUICK, "model_path": folder}),
+                 ("custom", "demo", {**QUICK, "model_path": folder})]
+    if args.only:
+        plan = [step for step in plan if step[0] in args.only]
     worker = start_worker(scratch)
     results = []
     try:
