@@ -75,3 +75,37 @@ def prune_last_layer_to_cls(model: Any) -> bool:
         return False
     layer.forward = types.MethodType(_cls_only_forward, layer)
     return True
+
+
+def _head_linear(model: Any) -> Any:
+    """The classifier's last Linear layer (the one giving the logits), or None."""
+    import torch
+
+    head = getattr(model, "classifier", None)
+    linears = [m for m in head.modules() if isinstance(m, torch.nn.Linear)] if head else []
+    num_labels = getattr(getattr(model, "config", None), "num_labels", None)
+    return linears[-1] if linears and linears[-1].out_features == num_labels else None
+
+
+def head_parameter_names(model: Any) -> frozenset[str]:
+    """The names of the randomly initialised classifier's parameters (empty if not found)."""
+    return frozenset(n for n, _ in model.named_parameters() if n.startswith("classifier."))
+
+
+def start_head_at_prior(model: Any, *, positive_share: Any, pos_weight: Any = None) -> bool:
+    """Set each label's logit bias to the constant its (weighted) BCE loss is lowest at.
+
+    A fresh head starts every label at p = 0.5: a label on 5% of the rows is then predicted
+    everywhere, and a short run spends its first steps unlearning that rather than reading the
+    text. With pos_weight w the best constant logit is log(w p / (1 - p)).
+    """
+    import torch
+
+    linear = _head_linear(model)
+    if linear is None or linear.bias is None:
+        return False
+    share = torch.as_tensor(positive_share, dtype=torch.float32).clamp(1e-3, 1 - 1e-3)
+    weight = torch.ones_like(share) if pos_weight is None else pos_weight.float().cpu()
+    with torch.no_grad():
+        linear.bias.copy_(torch.log(weight * share / (1 - share)).to(linear.bias))
+    return True

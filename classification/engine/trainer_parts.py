@@ -153,12 +153,39 @@ class WeightedLossTrainer(Trainer):
         loss_weights: Any = None,
         multi_label: bool = False,
         checkpoint_listener: ProgressForwarder | None = None,
+        head_parameters: frozenset[str] = frozenset(),
+        head_lr_scale: float = 1.0,
         **kwargs: Any,
     ):
         super().__init__(*args, **kwargs)
         self.loss_weights = loss_weights
         self.multi_label = multi_label
         self.checkpoint_listener = checkpoint_listener
+        self.head_parameters = head_parameters
+        self.head_lr_scale = head_lr_scale
+
+    def create_optimizer(self, model: Any = None) -> Any:
+        """Trainer's optimizer, with the freshly initialised head's weights in groups of their
+        own at head_lr_scale times the learning rate.
+
+        The pretrained body wants a small step; a random head at that step is still near its
+        start when a one-epoch run ends (the scheduler scales every group alike).
+        """
+        had_one = self.optimizer is not None
+        optimizer = super().create_optimizer(model)
+        if had_one or self.head_lr_scale == 1.0 or not self.head_parameters:
+            return optimizer
+        owner = self.model if model is None else model
+        head = {id(p) for n, p in owner.named_parameters() if n in self.head_parameters}
+        for group in list(optimizer.param_groups):
+            mine = [p for p in group["params"] if id(p) in head]
+            if not mine:
+                continue
+            group["params"] = [p for p in group["params"] if id(p) not in head]
+            optimizer.add_param_group({**{k: v for k, v in group.items() if k != "params"},
+                                       "params": mine, "lr": group["lr"] * self.head_lr_scale})
+        optimizer.param_groups[:] = [g for g in optimizer.param_groups if g["params"]]
+        return optimizer
 
     def _save_checkpoint(self, model: Any, trial: Any) -> None:
         # Timed here, around the whole save (weights, optimizer, RNG, trainer_state.json):

@@ -26,7 +26,7 @@ from . import cpu_attention, fast_inference, gpu_batch, openvino_int8
 from .artifacts import atomic_save
 from .base import BaseClassifier
 from .batching import forward_batches
-from .cls_head import prune_last_layer_to_cls
+from .cls_head import head_parameter_names, prune_last_layer_to_cls, start_head_at_prior
 from .device import DevicePlan, cpu_has_fast_bf16, plan_device
 from .loading import resolve_model_dir
 from .types import ProgressCallback, ShouldStop, TextData, TrainConfig, TrainingStopped
@@ -39,6 +39,8 @@ MIN_MAX_LENGTH = 32
 # kernel takes no dropout) and materialises every (len x len) score matrix: with it off, MiniLM
 # training steps measured 1.2-1.5x faster here. Hidden-state dropout stays as regularisation.
 ATTENTION_DROPOUT_KEYS = ("attention_probs_dropout_prob", "attention_dropout")
+# The multi-label head's step, as a multiple of the body's (trainer_parts.WeightedLossTrainer).
+MULTI_LABEL_HEAD_LR_SCALE = 10.0
 
 
 def _cpu_attention_overrides(model_dir: str, plan: DevicePlan) -> dict[str, float]:
@@ -267,6 +269,10 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
             config, plan, output_dir, evaluate=val_ds is not None
         )
         forwarder = trainer_parts.ProgressForwarder(progress_cb, should_stop)
+        targets = self._targets(train)
+        weights = self._loss_weights(targets, config)
+        if self.multi_label:  # a resumed run's checkpoint replaces it
+            start_head_at_prior(self.model, positive_share=targets.mean(axis=0), pos_weight=weights)
         callbacks: list[Any] = [forwarder]
         if val_ds is not None and config.early_stopping_patience > 0:
             callbacks.append(
@@ -284,9 +290,11 @@ class TransformerClassifier(fast_inference.FastPathMixin, BaseClassifier):
             ),
             compute_metrics=trainer_parts.f1_metrics(self.multi_label),
             callbacks=callbacks,
-            loss_weights=self._loss_weights(self._targets(train), config),
+            loss_weights=weights,
             multi_label=self.multi_label,
             checkpoint_listener=forwarder,
+            head_parameters=head_parameter_names(self.model) if self.multi_label else frozenset(),
+            head_lr_scale=MULTI_LABEL_HEAD_LR_SCALE,
         )
         # With disable_tqdm Trainer prints every log dict to stdout; progress_cb replaces that.
         trainer.remove_callback(PrinterCallback)
