@@ -246,11 +246,30 @@ class SearchOutcome(LikeWithLike, SearchEnsemble):
             "larger_budget": search_estimates.larger_budgets(
                 skipped=self.skipped_for_time, budget_seconds=self.budget),
             "stopped": self.stopped_reason,
+            "transformer": self._transformer_said(),
             "overhead_seconds": round(self.timings["overhead_seconds"], 3),
             # Every trial, as the job page's leaderboard shows it: the model page keeps them
             # once the job (and its leaderboard) is gone.
             "trial_rows": self._trial_rows(),
         }
+
+    def _transformer_said(self) -> str:
+        """Where the best fine-tuned transformer lost to another kind within the budget, a
+        sentence saying so with both scores; "" where none was tried or one came first."""
+        kept = {k: v for k, v in self.best.items() if k != ENSEMBLE and k in REGISTRY}
+        tuned = {k: v for k, v in kept.items() if REGISTRY[k].kind == "transformer"}
+        others = {k: v for k, v in kept.items() if k not in tuned}
+        if not tuned or not others:
+            return ""
+        kind, (score, number, _) = max(tuned.items(), key=lambda item: item[1][0])
+        rival, (best, rival_number, _) = max(others.items(), key=lambda item: item[1][0])
+        if score >= best:
+            return ""
+        basis = (" (the transformer on the validation split, the others by cross-validation)"
+                 if self.folds else "")
+        return (f"Within the {self.budget / 60:.1f}-minute budget the best fine-tuned "
+                f"transformer, {kind} (trial {number}), scored macro-F1 {score:.3f}, "
+                f"{best - score:.3f} below {rival} (trial {rival_number}, {best:.3f}){basis}.")
 
     def _trial_rows(self) -> list[dict[str, Any]]:
         """Every finished, pruned or failed trial, best first. A trial that did not finish says
