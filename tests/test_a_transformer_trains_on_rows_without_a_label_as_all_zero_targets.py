@@ -26,7 +26,8 @@ def test_rows_without_a_label_stay_in_training_and_in_the_metrics(
         tiny_bert_dir: Path, tmp_path: Path) -> None:
     data = fixture_rows()
     train, val = data.subset(list(range(0, 100))), data.subset(list(range(100, 120)))
-    assert any(not row for row in train.labels) and any(not row for row in val.labels)
+    assert any(not row for row in train.labels)
+    assert any(not row for row in val.labels)
     clf = create_classifier("custom")
     clf.fit(train, val, TrainConfig(model_path=str(tiny_bert_dir), epochs=2, batch_size=16,
                                     learning_rate=3e-3, early_stopping_patience=0,
