@@ -1,4 +1,5 @@
-"""Request bodies for the OpenAPI schema, drawn from the Django forms that check them.
+"""Request bodies for the OpenAPI schema, drawn from the Django forms that check them, and the
+rows of the paged lists.
 
 Several API views bind the page's form to the JSON body, so the form is the one truth of what
 the body holds; documenting it by hand would drift. These serializers only describe: the views
@@ -72,3 +73,12 @@ def form_request_body(*, name: str, form_class: type[forms.Form],
     fields.update(overrides or {})
     fields.update(extra or {})
     return inline_serializer(name, fields=fields)
+
+
+def paged_rows(*, name: str, keys: dict[str, serializers.Field | str]) -> serializers.Serializer:
+    """A list's rows for the schema: on a GenericAPIView drf-spectacular wraps them in the
+    pager's `{count, next, previous, results}` and adds `?page=`, as the view answers. A key
+    given as text is documented as any JSON value, with the text as its help."""
+    fields = {key: serializers.JSONField(help_text=field) if isinstance(field, str) else field
+              for key, field in keys.items()}
+    return inline_serializer(name, fields=fields, many=True)

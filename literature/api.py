@@ -83,7 +83,7 @@ def _refused(exc: services.SavedSearchError) -> ValidationError:
 class SearchListApi(generics.GenericAPIView):
     @extend_schema(summary="Saved PubMed searches in your projects (?project=<id>), by name, "
                            "paged: `{count, next, previous, results}`, `?page=`",
-                   responses=None)
+                   responses=request_bodies.SEARCH_ROWS)
     def get(self, request: Request) -> Response:
         project = request.query_params.get("project")
         searches = selectors.saved_search_list(
@@ -144,7 +144,8 @@ class SearchDetailApi(APIView):
 
 
 class SearchRunsApi(generics.GenericAPIView):
-    @extend_schema(summary="A saved search's runs, newest first (paged)", responses=None)
+    @extend_schema(summary="A saved search's runs, newest first (paged)",
+                   responses=request_bodies.RUN_ROWS)
     def get(self, request: Request, pk: int) -> Response:
         search = selectors.saved_search_get(user=request.user, pk=pk)
         # The search was read through the policy, so its runs are the person's to see. The list

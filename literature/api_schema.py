@@ -6,7 +6,7 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
-from core.apidocs import form_request_body
+from core.apidocs import form_request_body, paged_rows
 from literature.forms import SavedSearchForm
 
 _PROJECT = {"project": serializers.IntegerField(
@@ -30,3 +30,25 @@ SEARCH_CREATE_EXAMPLES = [
 SEARCH_CHANGE_EXAMPLES = [
     OpenApiExample("Stop the schedule", request_only=True, value={"schedule": "off"}),
 ]
+
+# The rows of the paged lists (core.apidocs.paged_rows): the views build them by hand.
+_ID = serializers.IntegerField()
+_TEXT = serializers.CharField()
+_WHEN = serializers.DateTimeField()
+
+RUN_KEYS = {
+    "id": _ID, "search": _ID, "status": _TEXT, "status_display": _TEXT, "trigger": _TEXT,
+    "query": _TEXT, "found": _ID, "new": _ID, "imported": _ID, "dataset": _ID,
+    "batch": _TEXT, "digest": "The run's digest", "predicted_counts": "label -> predicted yes",
+    "reason": _TEXT, "emailed_to": "Who the digest went to", "requests": _ID,
+    "created_at": _WHEN, "finished_at": _WHEN, "is_active": serializers.BooleanField(),
+    "url": _TEXT}
+
+RUN_ROWS = paged_rows(name="SearchRunRow", keys=RUN_KEYS)
+
+SEARCH_ROWS = paged_rows(name="SavedSearchRow", keys={
+    "id": _ID, "project": _ID, "name": _TEXT, "query": _TEXT, "mindate": _TEXT,
+    "maxdate": _TEXT, "collection": _ID, "ml_model": _ID, "schedule": _TEXT,
+    "last_run_at": _WHEN, "next_run_at": _WHEN, "last_status": _TEXT, "reason": _TEXT,
+    "latest_run": "The latest run, as in the runs' list (null before the first)",
+    "url": _TEXT})

@@ -48,7 +48,8 @@ def _flag(value: Any) -> bool:
 
 class SessionListApi(generics.GenericAPIView):
     @extend_schema(summary="Screening sessions in your projects, newest first (paged: "
-                           "`{count, next, previous, results}`, `?page=`)", responses=None)
+                           "`{count, next, previous, results}`, `?page=`)",
+                   responses=request_bodies.SESSION_ROWS)
     def get(self, request: Request) -> Response:
         # The pk breaks ties between rows made in the same instant: pages never overlap.
         sessions = selectors.session_list(user=request.user).order_by("-created_at", "-pk")
@@ -123,7 +124,7 @@ def _simulation_body(run: Any, *, with_result: bool = False) -> dict[str, Any]:
 
 class SimulationListApi(generics.GenericAPIView):
     @extend_schema(summary="Screening simulations in your projects, newest first (paged)",
-                   responses=None)
+                   responses=request_bodies.SIMULATION_ROWS)
     def get(self, request: Request) -> Response:
         runs = selectors.simulation_run_list(user=request.user).order_by("-created_at", "-pk")
         return self.get_paginated_response([_simulation_body(run) for run in
@@ -219,7 +220,7 @@ def _conflict_body(conflict: dict[str, Any]) -> dict[str, Any]:
 class ConflictsApi(generics.GenericAPIView):
     @extend_schema(summary="A session's open conflicts with their records, in the records' "
                            "order (paged); maintainers and owners only while it is blind",
-                   responses=None)
+                   responses=request_bodies.CONFLICT_ROWS)
     def get(self, request: Request, pk: int) -> Response:
         session = _session(request, pk)
         # A list in the records' order, label by label: the same on every request, so it pages.

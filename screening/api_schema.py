@@ -1,12 +1,13 @@
-"""The request bodies of screening's API views (screening/api.py, screening/fulltext_api.py) as
-the OpenAPI schema shows them. They describe; the views check with the forms and services."""
+"""The request bodies and list rows of screening's API views (screening/api.py,
+screening/*_api.py) as the OpenAPI schema shows them. They describe; the views check with the
+forms and services."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, inline_serializer
 from rest_framework import serializers
 
-from core.apidocs import FilePart, form_request_body
+from core.apidocs import FilePart, form_request_body, paged_rows
 from screening.forms import SessionForm, SimulationForm
 from screening.models import VALUES, Stage
 
@@ -109,3 +110,43 @@ NOT_RETRIEVED_EXAMPLES = [
     OpenApiExample("Not retrievable", request_only=True,
                    value={"reason": "Not held by the library; the authors did not answer"}),
 ]
+
+# The rows of the paged lists (core.apidocs.paged_rows): the views build them by hand.
+_ID = serializers.IntegerField()
+
+SESSION_ROWS = paged_rows(name="ScreeningSessionRow", keys={
+    "id": _ID, "name": serializers.CharField(), "project": _ID,
+    "labels": serializers.ListField(child=serializers.CharField()),
+    "phase": serializers.CharField()})
+
+SIMULATION_ROWS = paged_rows(name="ScreeningSimulationRow", keys={
+    "id": _ID, "dataset": _ID, "label": serializers.CharField(),
+    "state": serializers.CharField(), "error": serializers.CharField(),
+    "recall_target": serializers.FloatField(), "confidence": serializers.FloatField(),
+    "seeds": _ID, "every": _ID, "patience": _ID, "created_at": serializers.DateTimeField(),
+    "url": serializers.CharField()})
+
+CONFLICT_ROWS = paged_rows(name="ScreeningConflictRow", keys={
+    "record": "The record: id, row, title, abstract, identifiers, authors, year, journal, "
+              "source_url",
+    "record_id": _ID, "label": serializers.CharField(),
+    "decisions": "Each reviewer's decision in full"})
+
+FULLTEXT_ROWS = paged_rows(name="FullTextRow", keys={
+    "record": _ID, "labels": serializers.ListField(child=serializers.CharField()),
+    "title": serializers.CharField(), "status": serializers.CharField(),
+    "state": "The record's state, where its outcome is in your sight (else null)",
+    "final": "label -> the final full-text answer, where in your sight (else null)"})
+
+RECORD_ROWS = paged_rows(name="ScreeningRecordRow", keys={
+    "id": _ID, "row": _ID, "ext_id": serializers.CharField(),
+    "title": serializers.CharField(), "tags": "The record's tags you may see",
+    "decisions": "The decisions you may see: reviewer, label, value",
+    "final": "label -> final answer, where in your sight (else null)",
+    "state": "The record's state, where its outcome is in your sight (else null)"})
+
+PRIOR_ROWS = paged_rows(name="ScreeningPriorRow", keys={
+    "id": _ID, "record": _ID, "position": _ID, "title": serializers.CharField(),
+    "label": serializers.CharField(), "value": serializers.CharField(),
+    "how": serializers.CharField(), "by": serializers.CharField(),
+    "at": serializers.DateTimeField(), "shown": serializers.CharField()})

@@ -40,7 +40,8 @@ def _state(request: Request, found: tuple[Any, list[str]]) -> dict[str, Any]:
 class FullTextListApi(generics.GenericAPIView):
     @extend_schema(summary="The records at full text, in the records' order, with their labels "
                            "there, the report's status and the record's state (paged: "
-                           "`{count, next, previous, results}`, `?page=`)", responses=None)
+                           "`{count, next, previous, results}`, `?page=`)",
+                   responses=request_bodies.FULLTEXT_ROWS)
     def get(self, request: Request, pk: int) -> Response:
         session = selectors.session_get(user=request.user, pk=pk)
         visibility.fulltext_require_open(user=request.user, session=session)  # 403 while blind

@@ -2,7 +2,7 @@
 
 POST /api/screening/<id>/priors/ marks records known relevant or irrelevant for a label
 (maintainers and owners, ranked phase), chosen by exactly one of `query`, `record_ids`,
-`pmids` or a multipart `file` of included studies; GET lists the priors; DELETE
+`pmids` or a multipart `file` of included studies; GET lists the priors (paged); DELETE
 /api/screening/<id>/priors/<prior>/ removes one (logged). POST /api/screening/<id>/skip/
 sets a record aside for you; GET lists your skipped records.
 """
@@ -13,14 +13,14 @@ from typing import Any
 
 from django.urls import path
 from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
-from rest_framework import serializers, status
+from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from projects import policy
-from screening import priors, selectors, skip
+from screening import api_schema, priors, selectors, skip
 from screening.api import conflict_response
 from screening.errors import ScreeningConflict, ScreeningError
 
@@ -44,14 +44,17 @@ def _session(request: Request, pk: int) -> Any:
     return selectors.session_get(user=request.user, pk=pk)
 
 
-class PriorListApi(APIView):
+class PriorListApi(generics.GenericAPIView):
     @extend_schema(summary="The session's prior knowledge: records marked known relevant or "
-                           "irrelevant before screening", responses=None)
+                           "irrelevant before screening, in the records' order (paged: "
+                           "`{count, next, previous, results}`, `?page=`)",
+                   responses=api_schema.PRIOR_ROWS)
     def get(self, request: Request, pk: int) -> Response:
         session = _session(request, pk)
         policy.require(user=request.user, action=policy.Action.MANAGE_SCREENING, obj=session)
-        return Response({"priors": [priors.prior_payload(p)
-                                    for p in priors.prior_list(session=session)]})
+        # The records' order, label by label: the same on every request, so it pages.
+        page = self.paginate_queryset(priors.prior_list(session=session))
+        return self.get_paginated_response([priors.prior_payload(p) for p in page])
 
     @extend_schema(summary="Mark records known relevant (yes) or irrelevant (no) for a label "
                            "(maintainers and owners, ranked phase; logged): by `query`, "

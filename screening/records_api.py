@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from projects import policy
-from screening import record_search, rescreen, selectors, tags, visibility
+from screening import api_schema, record_search, rescreen, selectors, tags, visibility
 from screening.errors import ScreeningError
 from screening.models import TAG_COLOURS
 
@@ -66,7 +66,7 @@ def _body(request: Request) -> dict[str, Any]:
 class RecordListApi(generics.GenericAPIView):
     @extend_schema(summary="A session's records, searched and filtered, in the collection's "
                            "order (paged): title, tags and the decisions you may see",
-                   parameters=_FILTERS, responses=None)
+                   parameters=_FILTERS, responses=api_schema.RECORD_ROWS)
     def get(self, request: Request, pk: int) -> Response:
         session = _session(request, pk)
         sight = visibility.session_sight(user=request.user, session=session)

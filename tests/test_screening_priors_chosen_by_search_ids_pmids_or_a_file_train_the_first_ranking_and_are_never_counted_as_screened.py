@@ -57,7 +57,7 @@ def test_priors_by_pmids_and_ids_settle_the_label_without_counting_as_screened(t
     session.refresh_from_db()
     assert session.final_count == 4
     listed = api_of(team.maintainer).get(reverse("api:screening_priors", args=[session.pk]))
-    assert [p["shown"] for p in listed.json()["priors"]] == [
+    assert [p["shown"] for p in listed.json()["results"]] == [
         "prior knowledge (by mona, PMIDs)", "prior knowledge (by mona, record ids)"]
     exported = jsonl_records(export_text(team.maintainer, session, "jsonl"))
     said = next(str(row) for row in exported if "Chemotherapy" in str(row))
