@@ -26,7 +26,7 @@ from classification.review.models import ReviewItem
 from dataset_management.models import Dataset, ImportJob
 from literature.models import SavedSearch, SearchRun
 from projects import services as project_services
-from screening.models import Record, ScreeningSession, SimulationRun, Tag
+from screening.models import Prior, Record, ScreeningSession, SimulationRun, Tag
 
 SECRET = "zeta"  # in every name the victim's rows carry; never in an answer to the intruder
 # Routes whose parameters are not object ids: admin (staff only, by Django), a password-reset
@@ -84,6 +84,8 @@ def victim_ids(db: None) -> dict[str, Any]:
                                               name="Zeta screening", labels=["zeta_label"])
     record = Record.objects.create(session=session, position=0, title="Zeta record")
     tag = Tag.objects.create(session=session, name="zeta tag")
+    prior = Prior.objects.create(record=record, label="zeta_label", value="yes",
+                                 how="record ids", set_by=alice)
     simulation = SimulationRun.objects.create(dataset=dataset, label="zeta_label")
     dataset_import = ImportJob.objects.create(project=project, owner=alice, name="Zeta import",
                                               filename="zeta.csv", reason="zeta failure")
@@ -96,7 +98,7 @@ def victim_ids(db: None) -> dict[str, Any]:
             "evaluations": evaluation.pk.hex,
             "projects": project.pk, "tokens": token.pk, "row": 1, "user_id": alice.pk,
             "invitation_id": invitation.pk, "screening": session.pk, "fulltext": record.pk,
-            "records": record.pk, "tags": tag.pk,
+            "records": record.pk, "tags": tag.pk, "priors": prior.pk,
             "sessions": browser_session.pk,
             "simulations": simulation.pk, "imports": dataset_import.pk,
             "fmt": "csv", "action": "resolve",
