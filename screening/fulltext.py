@@ -21,7 +21,7 @@ from core import filestore
 from projects import policy
 from projects.services import activity_record
 from screening import fulltext_selectors, record_state, resolutions
-from screening.errors import ScreeningConflict, ScreeningError
+from screening.errors import ScreeningConflict, ScreeningError, note_checked
 from screening.fulltext_pdf import MB, PdfRefused, pdf_text
 from screening.models import Decision, FullTextReport, Record, Resolution, ScreeningSession, Stage
 from screening.services import exclusion_reasons_check
@@ -156,7 +156,7 @@ def report_retrieved_check(*, record: Record) -> None:
 
 def _upsert(*, record: Record, user: Any, label: str, value: str, note: str,
             reason: str) -> None:
-    fields = {"value": value, "note": note, "exclusion_reason": reason}
+    fields = {"value": value, "note": note_checked(note), "exclusion_reason": reason}
     try:
         with transaction.atomic():  # a savepoint: the IntegrityError leaves the outer one usable
             Decision.objects.create(record=record, reviewer=user, label=label,

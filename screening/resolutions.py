@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from screening.errors import ScreeningConflict
+from screening.errors import ScreeningConflict, note_checked
 from screening.models import Record, Resolution
 
 
@@ -32,7 +32,7 @@ def resolution_save(*, record: Record, user: Any, label: str, stage: str, value:
     every other resolver of this record; the unique (record, label, stage) backs it.
     ScreeningConflict (409) names who resolved it, when and how, unless `replaces` matches.
     """
-    fields = {"value": value, "resolver": user, "note": note,
+    fields = {"value": value, "resolver": user, "note": note_checked(note),
               "exclusion_reason": exclusion_reason, "discard_reason": discard_reason}
     standing = (Resolution.objects.select_related("resolver")
                 .filter(record=record, label=label, stage=stage).first())

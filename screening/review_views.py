@@ -65,7 +65,7 @@ def _conflict_resolve(request: HttpRequest, session: ScreeningSession) -> HttpRe
         resolving.conflict_resolve_at(
             user=request.user, record=record, stage=post.get("stage", Stage.TITLE_ABSTRACT),
             label=post.get("label", ""), value=post.get("value", ""),
-            reason=post.get("reason", ""), note=post.get("note", "")[:2000],
+            reason=post.get("reason", ""), note=post.get("note", ""),
             replaces=post.get("replaces", ""),
             confirm_discard_fulltext=post.get("confirm_discard_fulltext") == "true",
             discard_reason=post.get("discard_reason", ""))

@@ -25,7 +25,7 @@ from screening import (
     stopping_rules,
     vector_fill,
 )
-from screening.errors import ScreeningConflict, ScreeningError
+from screening.errors import ScreeningConflict, ScreeningError, note_checked
 from screening.models import (
     VALUES,
     Decision,
@@ -218,6 +218,7 @@ def former_member_message(*, kept: int) -> str:
 
 def _decision_upsert(*, record: Record, user: Any, label: str, value: str, note: str,
                      reason: str = "", stage: str = Stage.TITLE_ABSTRACT) -> None:
+    note = note_checked(note)
     try:
         with transaction.atomic():  # a savepoint: the IntegrityError leaves the outer one usable
             Decision.objects.create(record=record, reviewer=user, label=label, value=value,

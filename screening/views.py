@@ -200,7 +200,7 @@ def decide_json(request: HttpRequest, pk: int) -> JsonResponse:
                                       pk=int(body.get("record", 0)))
         services.decision_record(user=request.user, record=record,
                                  values=dict(body.get("values") or {}),
-                                 note=str(body.get("note") or "")[:2000],
+                                 note=str(body.get("note") or ""),
                                  reasons=dict(body.get("reasons") or {}))
     except (ValueError, TypeError) as exc:  # ScreeningError is a ValueError
         return JsonResponse({"detail": str(exc)}, status=400)
