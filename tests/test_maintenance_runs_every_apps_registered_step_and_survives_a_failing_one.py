@@ -31,9 +31,9 @@ def test_the_apps_steps_are_registered_in_their_order_with_cores_own_last() -> N
         "stuck_training_jobs", "dead_batches", "dead_evaluations",  # classification
         "leftover_checkpoints",
         "abandoned_staged_uploads", "stale_dataset_imports",  # dataset_management
-        "stale_screening_simulations",  # screening
+        "stale_screening_simulations", "stale_screening_ranker_locks",  # screening
         "saved_search_runs",  # literature
-        "old_worker_pings",  # core
+        "old_worker_pings", "abandoned_upload_files",  # core
     ]
 
 

@@ -225,15 +225,28 @@ def test_new_model_estimates_use_speeds_measured_on_this_machine(alice_client, u
     ) == pytest.approx(220)
 
 
-def test_compare_marks_the_best_score_and_warns_about_different_datasets(alice_client, user,
-                                                                        rows) -> None:
+def test_compare_marks_the_best_score_of_models_on_the_same_rows(alice_client, user,
+                                                                  rows) -> None:
+    dataset = rows.dataset(user, name="Set A")
+    a = rows.model(user, dataset, name="Model A")
+    b = rows.model(user, dataset, name="Model B",
+                   metrics={**a.metrics, "micro_f1": 0.5, "hamming_loss": 0.01})
+    page = alice_client.get(reverse("classification:model_compare"),
+                            {"ids": [a.pk, b.pk]}).content.decode()
+    assert '<td class="num best">0.810</td>' in page  # micro-F1: higher wins
+    assert '<td class="num best">0.010</td>' in page  # Hamming loss: lower wins
+    assert 'id="not-ranked"' not in page
+
+
+def test_compare_ranks_no_model_when_they_were_scored_on_different_datasets(alice_client, user,
+                                                                            rows) -> None:
     a = rows.model(user, rows.dataset(user, name="Set A"), name="Model A")
     b = rows.model(user, rows.dataset(user, name="Set B"), name="Model B",
                    metrics={"micro_f1": 0.5, "hamming_loss": 0.01})
     page = alice_client.get(reverse("classification:model_compare"),
                             {"ids": [a.pk, b.pk]}).content.decode()
-    assert '<td class="num best">0.810</td>' in page  # micro-F1: higher wins
-    assert '<td class="num best">0.010</td>' in page  # Hamming loss: lower wins
+    assert 'class="num best"' not in page
+    assert "Not ranked: these models were measured on different rows" in page
     assert "scored on different test rows, so their scores are not comparable" in page
 
 
