@@ -59,7 +59,8 @@ def test_a_worker_on_the_filesystem_broker_starts_in_a_read_only_folder_and_runs
             assert worker.poll() is None, log_path.read_text(errors="replace")
             assert time.monotonic() < deadline, log_path.read_text(errors="replace")
             time.sleep(0.3)
-        sender = Celery(broker="filesystem://")
+        # Not the current app: shared tasks and broker reads in this process must keep Redis.
+        sender = Celery("filesystem-sender", broker="filesystem://", set_as_current=False)
         sender.conf.broker_transport_options = transport_options(broker)
         token = uuid.uuid4().hex
         sender.send_task("core.worker_ping", args=[token], queue=settings.QUEUE_DEFAULT)

@@ -138,3 +138,22 @@ def start_worker(transactional_db: None, clean_broker: None, tmp_path: Path) -> 
     yield start
     for worker in workers:
         worker.stop()
+
+
+@pytest.fixture(autouse=True)
+def the_project_app_stays_current() -> Iterator[None]:
+    """Fail the test that leaves another Celery app current, not the tests after it.
+
+    A `Celery(...)` built without `set_as_current=False` becomes `current_app` for the rest of the
+    process: shared tasks then publish to its broker and broker reads judge through it.
+    """
+    from celery import current_app
+
+    from medlitbot_project.celery import app
+
+    yield
+    current = current_app._get_current_object()
+    if current is not app:
+        app.set_current()
+        pytest.fail(f"this test left the Celery app {current.main!r} current; build it with "
+                    "set_as_current=False", pytrace=False)
